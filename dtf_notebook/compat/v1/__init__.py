@@ -1,0 +1,15 @@
+"""TF1's API: ``import dtf_notebook.compat.v1 as tf`` runs TF1 graph-mode scripts unchanged.
+
+Example:
+    >>> import dtf_notebook.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, [None, 2])
+    ...     y = tf.reduce_sum(x * 2.0, axis=1)
+    ...     with tf.Session() as sess:
+    ...         print(sess.run(y, {x: [[1.0, 2.0]]}))
+    [6.]
+"""
+
+from dtf_notebook import errors
+from dtf_notebook.compat.v1._names import *  # noqa: F403
+from dtf_notebook.compat.v1 import nn, train  # noqa: E402

@@ -1,0 +1,52 @@
+"""The flat TF1 namespace (``tf.constant``, ``tf.Session``, ``tf.float32``, ...), assembled from the package."""
+
+from dtf_notebook.framework.convert import convert_to_tensor, register_tensor_conversion_function
+from dtf_notebook.framework.device_spec import DeviceSpec
+from dtf_notebook.framework.dtypes import (
+    DType,
+    as_dtype,
+    bfloat16,
+    bool,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    string,
+    uint8,
+)
+from dtf_notebook.framework.graph import (
+    Graph,
+    GraphKeys,
+    add_to_collection,
+    add_to_collections,
+    colocate_with,
+    container,
+    control_dependencies,
+    device,
+    get_collection,
+    get_collection_ref,
+    get_default_graph,
+    get_name_scope,
+    name_scope,
+    reset_default_graph,
+)
+from dtf_notebook.framework.operation import Operation
+from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
+from dtf_notebook.ops.array_ops import *  # noqa: F403
+from dtf_notebook.ops.constant_op import *  # noqa: F403
+from dtf_notebook.ops.identity_ops import *  # noqa: F403
+from dtf_notebook.ops.init_ops import *  # noqa: F403
+from dtf_notebook.ops.math_ops import *  # noqa: F403
+from dtf_notebook.ops.placeholder_ops import *  # noqa: F403
+from dtf_notebook.ops.random_ops import *  # noqa: F403
+from dtf_notebook.ops.state_ops import *  # noqa: F403
+from dtf_notebook.ops.variable_scope import *  # noqa: F403
+from dtf_notebook.ops.variables import *  # noqa: F403
+from dtf_notebook.runtime.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions
+from dtf_notebook.runtime.session import InteractiveSession, Session, get_default_session

@@ -1,0 +1,1 @@
+"""``tf.train``: optimizers, global step and (with later layers) savers, servers and hooks."""

@@ -1,0 +1,158 @@
+"""Shared helpers for op modules: creating ops and common output-inference rules.
+
+Every op module builds its public functions with :func:`make_op` and picks an
+inference rule here when one fits, so that shape logic is written once.
+
+Example:
+    >>> import dtf_notebook as tf
+    >>> with tf.Graph().as_default():
+    ...     op = make_op("Identity", [tf.constant(1.0)], name="same")
+    >>> op.outputs[0].name
+    'same:0'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dtf_notebook.framework import dtypes
+from dtf_notebook.framework.convert import convert_to_tensor
+from dtf_notebook.framework.graph import Graph, get_default_graph
+from dtf_notebook.framework.operation import Operation
+from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, unknown_shape
+
+
+def graph_of(values: Sequence[Any]) -> Graph:
+    """The graph that the tensor-like ``values`` belong to (the default graph when none is a tensor)."""
+    for v in values:
+        g = getattr(v, "graph", None)
+        if isinstance(g, Graph):
+            return g
+    return get_default_graph()
+
+
+def make_op(
+    op_type: str,
+    inputs: Sequence[Any],
+    attrs: dict[str, Any] | None = None,
+    name: str | None = None,
+    control_inputs: Sequence[Operation] | None = None,
+) -> Operation:
+    """Creates an op of ``op_type`` in the graph of its inputs; inputs must already be tensors.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     make_op("NoOp", [], name="nothing").type
+        'NoOp'
+    """
+    graph = graph_of(inputs)
+    with graph.as_default():
+        return graph.create_op(op_type, list(inputs), attrs or {}, name, list(control_inputs or ()))
+
+
+def binary_operands(x: Any, y: Any, op_name: str) -> tuple[Tensor, Tensor]:
+    """Converts the two operands of a binary op to tensors of one dtype (TF's rules).
+
+    A Python value takes the dtype of the tensor operand; two tensors of
+    different dtypes are a TypeError naming both.
+    """
+    if isinstance(x, Tensor) or not isinstance(y, Tensor):
+        x = convert_to_tensor(x, name="x")
+        y = _convert_like(y, x.dtype, op_name, "y", "x")
+    else:
+        y = convert_to_tensor(y, name="y")
+        x = _convert_like(x, y.dtype, op_name, "x", "y")
+    return x, y
+
+
+def _convert_like(value: Any, dtype: dtypes.DType, op_name: str, arg: str, other: str) -> Tensor:
+    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+        t = convert_to_tensor(value)
+        if t.dtype is not dtype:
+            raise TypeError(
+                f"Input '{arg}' of '{op_name}' Op has type {t.dtype.name} that does not match "
+                f"type {dtype.name} of argument '{other}'."
+            )
+        return t
+    try:
+        return convert_to_tensor(value, dtype=dtype, name=arg)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"Cannot convert {value!r} to a tensor of type {dtype.name} for '{op_name}': {e}") from None
+
+
+def check_dtype(t: Tensor, allowed: Sequence[dtypes.DType], op_name: str, arg: str = "x") -> None:
+    """Raises TypeError when ``t``'s dtype is not among ``allowed`` (TF's message shape)."""
+    if t.dtype not in allowed:
+        names = ", ".join(d.name for d in allowed)
+        raise TypeError(
+            f"Value passed to parameter '{arg}' has DataType {t.dtype.name} not in list of allowed values: {names}"
+        )
+
+
+# ---- inference rules --------------------------------------------------------------------------
+def same_as_input(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
+    """One output with input 0's dtype and shape."""
+    x = op.inputs[0]
+    return [(x.dtype, x.shape)]
+
+
+def broadcast_binary(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
+    """One output with input 0's dtype and the broadcast of both input shapes."""
+    x, y = op.inputs[0], op.inputs[1]
+    return [(x.dtype, broadcast_shapes(x.shape, y.shape))]
+
+
+def broadcast_compare(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
+    """One bool output with the broadcast of both input shapes."""
+    x, y = op.inputs[0], op.inputs[1]
+    return [(dtypes.bool, broadcast_shapes(x.shape, y.shape))]
+
+
+def attr_dtype_shape(dtype_attr: str = "dtype", shape_attr: str = "shape"):
+    """A rule giving one output whose dtype and shape come from two attrs."""
+
+    def infer(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
+        shape = op.get_attr(shape_attr) if shape_attr in op.attrs else None
+        return [(op.get_attr(dtype_attr), TensorShape(shape))]
+
+    return infer
+
+
+def no_outputs(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
+    """No outputs (NoOp, group, assignments used only for effect)."""
+    return []
+
+
+def constant_value(t: Tensor) -> Any:
+    """The numpy value of ``t`` when it is known while building (a Const, or a Shape of a fully known tensor).
+
+    Returns None when it is not known statically.
+    """
+    op = t.op
+    if op.type == "Const":
+        return op.get_attr("value")
+    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
+        import numpy as np
+
+        return np.array(op.inputs[0].shape.as_list(), dtype=op.get_attr("out_type").np_dtype)
+    if op.type == "Identity":
+        return constant_value(op.inputs[0])
+    return None
+
+
+def shape_from_tensor(t: Tensor) -> TensorShape:
+    """The shape a 1-D shape tensor describes, as far as it is known statically."""
+    value = constant_value(t)
+    if value is not None:
+        return TensorShape([int(d) if d >= 0 else None for d in value.reshape(-1)])
+    if t.op.type == "Pack":
+        dims = []
+        for part in t.op.inputs:
+            v = constant_value(part)
+            dims.append(int(v) if v is not None and int(v) >= 0 else None)
+        return TensorShape(dims)
+    n = t.shape[0].value if t.shape.ndims == 1 else None
+    return unknown_shape(n)

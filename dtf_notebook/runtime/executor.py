@@ -1,0 +1,350 @@
+"""Compiles a pruned, placed subgraph into a flat plan of kernel calls, and runs it.
+
+A :class:`Plan` is built once per (fetches, feeds, targets) signature: it
+prunes the graph to what the fetches need (stopping at fed tensors), orders
+the nodes topologically, asks each op's registry entry for a kernel bound to
+its device, and wires inputs to numbered value slots. Reading a variable by
+value and moving a tensor between torch devices are explicit steps inserted
+just before the consumer. Running a step is then a loop over small closures.
+
+Slot 0 holds the per-step context (deadline, step id, rendezvous), for
+kernels registered with ``needs_step``.
+
+Example:
+    >>> import dtf_notebook as tf
+    >>> with tf.Graph().as_default():
+    ...     y = tf.constant(2.0) * 3.0
+    ...     with tf.Session() as sess:
+    ...         print(sess.run(y))
+    6.0
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from dtf_notebook import errors
+from dtf_notebook.framework.operation import Operation
+from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.runtime.devices import LocalDevice
+from dtf_notebook.runtime.resources import ResourceMgr
+from dtf_notebook.runtime.values import to_numpy
+
+
+@dataclass
+class ExecutionState:
+    """What kernels of one session (local) or one task (distributed) share across steps.
+
+    Attributes:
+        resources: The resource containers (variables, queues).
+        generators: Random generators by node name, so each random op continues its sequence across runs.
+    """
+
+    resources: ResourceMgr = field(default_factory=ResourceMgr)
+    generators: dict[str, torch.Generator] = field(default_factory=dict)
+
+
+@dataclass
+class StepContext:
+    """Per-run information handed to ``needs_step`` kernels.
+
+    Attributes:
+        step_id: Unique id of the run.
+        deadline: ``time.monotonic()`` value after which blocking kernels give up (None = never).
+        extras: Backend-specific values (e.g. the rendezvous of a distributed step).
+    """
+
+    step_id: int = 0
+    deadline: float | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None when there is none)."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+
+class KernelContext:
+    """What a kernel factory may use: the node's device and the shared execution state.
+
+    Example:
+        >>> ctx = KernelContext(None, LocalDevice("/cpu", "CPU", 0, torch.device("cpu")), ExecutionState())
+        >>> ctx.device
+        device(type='cpu')
+    """
+
+    __slots__ = ("op", "local_device", "state")
+
+    def __init__(self, op: Operation | None, local_device: LocalDevice, state: ExecutionState) -> None:
+        self.op = op
+        self.local_device = local_device
+        self.state = state
+
+    @property
+    def device(self) -> torch.device:
+        return self.local_device.torch_device
+
+    @property
+    def device_name(self) -> str:
+        return self.local_device.name
+
+    @property
+    def resources(self) -> ResourceMgr:
+        return self.state.resources
+
+    def generator(self, seed: int, seed2: int) -> torch.Generator:
+        """The node's random generator, created on first use from its (graph, op) seeds.
+
+        Seeds (0, 0) mean "not seeded": the generator then starts from fresh entropy.
+        """
+        key = self.op.name if self.op is not None else ""
+        gen = self.state.generators.get(key)
+        if gen is None:
+            gen = torch.Generator(device=self.device)
+            if seed or seed2:
+                gen.manual_seed((int(seed) * 1_000_003 + int(seed2)) % (2**63))
+            else:
+                gen.seed()
+            self.state.generators[key] = gen
+        return gen
+
+
+_CPU = torch.device("cpu")
+
+
+def _deref(resource: Any) -> Any:
+    return resource.read()
+
+
+def _make_step(fn: Callable[..., Any], ins: Sequence[int], outs: Sequence[int]) -> Callable[[list], None]:
+    """A closure ``step(vals)`` calling ``fn`` on slots ``ins`` and storing into ``outs``."""
+    n_in, n_out = len(ins), len(outs)
+    if n_out == 1:
+        (o,) = outs
+        if n_in == 0:
+            def step(vals: list) -> None:
+                vals[o] = fn()
+        elif n_in == 1:
+            (a,) = ins
+
+            def step(vals: list) -> None:
+                vals[o] = fn(vals[a])
+        elif n_in == 2:
+            a, b = ins
+
+            def step(vals: list) -> None:
+                vals[o] = fn(vals[a], vals[b])
+        elif n_in == 3:
+            a, b, c = ins
+
+            def step(vals: list) -> None:
+                vals[o] = fn(vals[a], vals[b], vals[c])
+        else:
+            def step(vals: list) -> None:
+                vals[o] = fn(*[vals[i] for i in ins])
+    elif n_out == 0:
+        def step(vals: list) -> None:
+            fn(*[vals[i] for i in ins])
+    else:
+        def step(vals: list) -> None:
+            result = fn(*[vals[i] for i in ins])
+            for o, r in zip(outs, result):
+                vals[o] = r
+    return step
+
+
+def needed_ops(fetch_ops: Sequence[Operation], fed: set[Tensor]) -> list[Operation]:
+    """The ops the fetches depend on, in a topological order, stopping at fed tensors.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     a = tf.constant(1.0, name="a"); b = tf.identity(a, name="b")
+        ...     [op.name for op in needed_ops([b.op], set())]
+        ['a', 'b']
+    """
+    order: list[Operation] = []
+    state: dict[Operation, int] = {}  # 1 = on the stack, 2 = done
+    for root in fetch_ops:
+        if state.get(root) == 2:
+            continue
+        stack: list[tuple[Operation, bool]] = [(root, False)]
+        while stack:
+            op, expanded = stack.pop()
+            if expanded:
+                if state.get(op) != 2:
+                    state[op] = 2
+                    order.append(op)
+                continue
+            mark = state.get(op)
+            if mark == 2:
+                continue
+            if mark == 1:
+                raise errors.InvalidArgumentError(None, op, f"Graph has a cycle through node '{op.name}'")
+            state[op] = 1
+            stack.append((op, True))
+            for c in reversed(op._control_inputs):
+                if state.get(c) != 2:
+                    stack.append((c, False))
+            for t in reversed(op._inputs):
+                if t not in fed and state.get(t._op) != 2:
+                    stack.append((t._op, False))
+    return order
+
+
+def node_error(op: Operation, device: str, exc: BaseException) -> errors.OpError:
+    """Wraps an exception raised while running ``op`` into an OpError naming the node and device."""
+    where = ""
+    if op.traceback:
+        frame = op.traceback[-1]
+        where = f" (defined at {frame.filename}:{frame.lineno})"
+    suffix = f"\n\t [[node {op.name}{where} on device {device}]]"
+    if isinstance(exc, errors.OpError):
+        return errors.error_from_code(exc.error_code, exc.message + suffix, exc.node_def, op)
+    if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():
+        return errors.ResourceExhaustedError(op.node_def, op, f"OOM when running {op.type}: {exc}{suffix}")
+    return errors.InvalidArgumentError(op.node_def, op, f"{op.type} failed: {exc}{suffix}")
+
+
+class Plan:
+    """A compiled step: run it with the fed values to get the fetched runtime values.
+
+    Args:
+        fetches: Tensors to return (Operations return None).
+        targets: Operations to run for their effect.
+        feeds: Tensors whose values are given at run time, in the order of ``run``'s argument.
+        placement: Node name → LocalDevice.
+        state: Shared execution state.
+        placement_errors: Node name → message, for nodes that could not be placed.
+    """
+
+    def __init__(
+        self,
+        fetches: Sequence[Tensor | Operation],
+        targets: Sequence[Operation],
+        feeds: Sequence[Tensor],
+        placement: dict[str, LocalDevice],
+        state: ExecutionState,
+        placement_errors: dict[str, str] | None = None,
+    ) -> None:
+        fed = set(feeds)
+        self._fed = fed
+        self._torch_devices: dict[str, torch.device] = {}
+        roots = [f.op if isinstance(f, Tensor) else f for f in fetches if not (isinstance(f, Tensor) and f in fed)]
+        roots += list(targets)
+        self.ops = needed_ops(roots, fed)
+        self._slots: dict[Tensor, int] = {}
+        self._next_slot = 1  # slot 0: step context
+        for t in feeds:
+            self._slot(t)
+        self.feed_slots = [self._slots[t] for t in feeds]
+        self.steps: list[Callable[[list], None]] = []
+        self.step_ops: list[Operation] = []
+        self.devices: dict[str, str] = {}
+        placement_errors = placement_errors or {}
+        for op in self.ops:
+            if op.name in placement_errors:
+                raise errors.InvalidArgumentError(op.node_def, op, placement_errors[op.name])
+            self._add_node(op, placement[op.name], state)
+        self.fetch_slots: list[int | None] = []
+        for f in fetches:
+            if isinstance(f, Operation):
+                self.fetch_slots.append(None)
+                continue
+            slot = self._slots[f]
+            if f.is_ref and f not in fed:
+                slot = self._deref_step(slot, f.op)
+            self.fetch_slots.append(slot)
+        self.num_slots = self._next_slot
+
+    def _slot(self, t: Tensor) -> int:
+        slot = self._slots.get(t)
+        if slot is None:
+            slot = self._slots[t] = self._next_slot
+            self._next_slot += 1
+        return slot
+
+    def _new_slot(self) -> int:
+        slot = self._next_slot
+        self._next_slot += 1
+        return slot
+
+    def _deref_step(self, src: int, consumer: Operation) -> int:
+        dst = self._new_slot()
+        self.steps.append(_make_step(_deref, [src], [dst]))
+        self.step_ops.append(consumer)
+        return dst
+
+    def _add_node(self, op: Operation, device: LocalDevice, state: ExecutionState) -> None:
+        op_def = op.op_def
+        if op_def.kernel is None:
+            raise errors.UnimplementedError(op.node_def, op, f"Op type '{op.type}' has no kernel; it cannot run.")
+        self.devices[op.name] = device.name
+        ins: list[int] = [0] if op_def.needs_step else []
+        for i, t in enumerate(op._inputs):
+            slot = self._slots.get(t)
+            if slot is None:
+                raise errors.InternalError(op.node_def, op, f"Input {t.name} of {op.name} was not computed")
+            if t.is_ref and i not in op_def.ref_inputs and t not in self._fed:
+                slot = self._deref_step(slot, op)
+            src_device = _CPU if t in self._fed else self._torch_devices.get(t.op.name)
+            if src_device is not None and src_device != device.torch_device:
+                slot = self._copy_step(slot, device.torch_device, op)
+            ins.append(slot)
+        try:
+            fn = op_def.kernel(op, KernelContext(op, device, state))
+        except errors.OpError as e:
+            raise node_error(op, device.name, e) from None
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise node_error(op, device.name, e) from None
+        outs = [self._slot(t) for t in op._outputs]
+        self._torch_devices[op.name] = device.torch_device
+        self.steps.append(_make_step(fn, ins, outs))
+        self.step_ops.append(op)
+
+    def _copy_step(self, src: int, target: torch.device, consumer: Operation) -> int:
+        dst = self._new_slot()
+
+        def copy(value: Any) -> Any:
+            return value.to(target, non_blocking=True) if isinstance(value, torch.Tensor) else value
+
+        self.steps.append(_make_step(copy, [src], [dst]))
+        self.step_ops.append(consumer)
+        return dst
+
+    def run(self, feed_values: Sequence[Any], step: StepContext | None = None, trace: list | None = None) -> list[Any]:
+        """Runs the plan; returns runtime values (torch tensors / numpy strings / None) of the fetches.
+
+        Raises:
+            OpError: a kernel failed; the error names the node, its device and where it was created.
+        """
+        vals: list[Any] = [None] * self.num_slots
+        vals[0] = step
+        for slot, value in zip(self.feed_slots, feed_values):
+            vals[slot] = value
+        steps = self.steps
+        i = 0
+        try:
+            if trace is None:
+                for i, fn in enumerate(steps):  # noqa: B007 - i names the failing node below
+                    fn(vals)
+            else:
+                for i, fn in enumerate(steps):  # noqa: B007
+                    start = time.perf_counter()
+                    fn(vals)
+                    trace.append((self.step_ops[i], start, time.perf_counter()))
+        except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError naming its node
+            op = self.step_ops[i]
+            raise node_error(op, self.devices.get(op.name, ""), exc) from (
+                None if isinstance(exc, errors.OpError) else exc
+            )
+        return [None if s is None else vals[s] for s in self.fetch_slots]
+
+
+def as_numpy_fetch(value: Any) -> Any:
+    """Converts a runtime value to what ``Session.run`` returns (see :func:`values.to_numpy`)."""
+    return to_numpy(value)

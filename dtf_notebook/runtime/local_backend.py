@@ -1,0 +1,173 @@
+"""The in-process session backend: places the graph on this process's devices and runs plans.
+
+A :class:`LocalBackend` owns its own resource containers, so, as in TF1, two
+local sessions never share variable values, and closing a session frees them.
+
+Example:
+    >>> import dtf_notebook as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     c = tf.constant([1, 2])
+    >>> backend = LocalBackend(tf.ConfigProto())
+    >>> backend.run(g, [c], [], [], None, None)
+    [array([1, 2], dtype=int32)]
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from dtf_notebook.framework.graph import Graph
+from dtf_notebook.framework.operation import Operation
+from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.placement.placer import PlacementNode, place
+from dtf_notebook.runtime import values
+from dtf_notebook.runtime.config import ConfigProto, NodeExecStats, RunOptions
+from dtf_notebook.runtime.devices import LocalDevice, local_devices
+from dtf_notebook.runtime.executor import ExecutionState, Plan, StepContext
+
+_step_ids = itertools.count(1)
+
+
+def placement_nodes(ops: Sequence[Operation]) -> list[PlacementNode]:
+    """Plain placement data for ``ops`` (requested device, colocation, CPU-only, ref edges).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     s = tf.constant(b"hi", name="s")
+        >>> placement_nodes(g.get_operations())[0].cpu_only
+        True
+    """
+    nodes = []
+    for op in ops:
+        op_def = op.op_def
+        cpu_only = op_def.cpu_only or any(t.dtype.is_string for t in op._outputs) or any(
+            t.dtype.is_string for t in op._inputs
+        )
+        groups = op._attrs.get("_class") or ()
+        nodes.append(
+            PlacementNode(
+                name=op.name,
+                op_type=op.type,
+                requested=op.device,
+                colocation=tuple(g[5:] for g in groups if g.startswith("loc:@")),
+                cpu_only=cpu_only,
+                ref_sources=tuple(t.op.name for i, t in enumerate(op._inputs) if t.is_ref and i in op_def.ref_inputs),
+            )
+        )
+    return nodes
+
+
+class LocalBackend:
+    """Runs graphs in this process for ``Session("")``.
+
+    Args:
+        config: The session's ConfigProto.
+        devices: Devices to use (default: this process's, from ``config``).
+        state: Execution state to share (default: a new one, private to this backend).
+        job, task: This process's place in a cluster (``localhost``/0 for a plain session).
+    """
+
+    def __init__(
+        self,
+        config: ConfigProto,
+        devices: list[LocalDevice] | None = None,
+        state: ExecutionState | None = None,
+        job: str = "localhost",
+        task: int = 0,
+    ) -> None:
+        self.config = config
+        self.devices = devices if devices is not None else local_devices(config, job=job, task=task)
+        self.state = state if state is not None else ExecutionState()
+        self.job, self.task = job, task
+        self._by_name = {d.name: d for d in self.devices}
+        self._lock = threading.Lock()
+        self._placed_version: dict[int, int] = {}
+        self._placement: dict[int, tuple[dict[str, str], dict[str, str]]] = {}
+        self._plans: dict[tuple, tuple[int, Plan]] = {}
+        if config.intra_op_parallelism_threads > 0:
+            torch.set_num_threads(config.intra_op_parallelism_threads)
+
+    def list_devices(self) -> list[LocalDevice]:
+        """The devices this backend places on."""
+        return list(self.devices)
+
+    def _placement_for(self, graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
+        key = id(graph)
+        if self._placed_version.get(key) != graph.version:
+            placed, errs = place(
+                placement_nodes(graph.get_operations()),
+                [d.name for d in self.devices],
+                default_job=self.job,
+                default_task=self.task,
+                allow_soft_placement=self.config.allow_soft_placement,
+            )
+            if self.config.log_device_placement:
+                for op in graph.get_operations():
+                    if op.name in placed:
+                        print(f"{op.name}: ({op.type}): {placed[op.name]}", file=sys.stderr)
+            self._placement[key] = (placed, errs)
+            self._placed_version[key] = graph.version
+        return self._placement[key]
+
+    def plan(self, graph: Graph, fetches: Sequence[Tensor | Operation], targets: Sequence[Operation],
+             feeds: Sequence[Tensor]) -> Plan:
+        """The compiled plan for this signature, compiled on first use and whenever the graph changed."""
+        key = (id(graph), tuple(fetches), tuple(targets), tuple(feeds))
+        cached = self._plans.get(key)
+        if cached is not None and cached[0] == graph.version:
+            return cached[1]
+        with self._lock:
+            placed, errs = self._placement_for(graph)
+            plan = Plan(fetches, targets, feeds, {n: self._by_name[d] for n, d in placed.items()}, self.state, errs)
+            self._plans[key] = (graph.version, plan)
+        return plan
+
+    def run(
+        self,
+        graph: Graph,
+        fetches: Sequence[Tensor | Operation],
+        targets: Sequence[Operation],
+        feeds: Sequence[tuple[Tensor, Any]],
+        options: RunOptions | None,
+        run_metadata: Any,
+    ) -> list[Any]:
+        """Runs one step; returns numpy values of ``fetches`` (None for operations)."""
+        feed_tensors = [t for t, _ in feeds]
+        plan = self.plan(graph, fetches, targets, feed_tensors)
+        cpu = self.devices[0].torch_device
+        feed_values = [v if isinstance(v, torch.Tensor) else values.feed_value(v, t.dtype, cpu) for t, v in feeds]
+        timeout_ms = (options.timeout_in_ms if options is not None else 0) or self.config.operation_timeout_in_ms
+        step = StepContext(next(_step_ids), time.monotonic() + timeout_ms / 1000.0 if timeout_ms > 0 else None)
+        tracing = options is not None and options.trace_level > 0 and run_metadata is not None
+        trace: list | None = [] if tracing else None
+        results = plan.run(feed_values, step, trace)
+        if tracing:
+            _record_trace(run_metadata, trace, plan)
+        return [None if r is None else values.to_numpy(r) for r in results]
+
+    def close(self) -> None:
+        """Frees this backend's variables and plans."""
+        self.state.resources.clear()
+        self._plans.clear()
+        self._placement.clear()
+
+
+def _record_trace(run_metadata: Any, trace: list, plan: Plan) -> None:
+    if not trace:
+        return
+    base = trace[0][1]
+    for op, start, end in trace:
+        device = plan.devices.get(op.name, "")
+        stats = NodeExecStats(op.name, op.type, device, int((start - base) * 1e6), int((end - start) * 1e6))
+        run_metadata.step_stats.dev_stats.setdefault(device, []).append(stats)
+    run_metadata.partition_graphs.append(
+        {"node": [{"name": op.name, "op": op.type, "device": plan.devices.get(op.name, "")} for op in plan.ops]}
+    )

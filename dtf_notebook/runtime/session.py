@@ -1,0 +1,377 @@
+"""``Session``: runs graph fragments, on this process or (by target) on a cluster.
+
+The session validates and converts feeds, flattens fetch structures, and
+hands one step to a backend chosen by the target's scheme: ``""`` runs in
+this process; ``zmq://host:port`` (or ``grpc://``, accepted so TF1 scripts run
+unchanged) runs on a cluster once :mod:`dtf_notebook.distributed` registers
+its backend.
+
+Example:
+    >>> import dtf_notebook as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, [2])
+    ...     with tf.Session() as sess:
+    ...         print(sess.run({"double": x * 2}, feed_dict={x: [1, 2]}))
+    {'double': array([2., 4.], dtype=float32)}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from dtf_notebook import errors
+from dtf_notebook.framework.graph import Graph, get_default_graph
+from dtf_notebook.framework.operation import Operation
+from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.runtime.config import ConfigProto, RunMetadata, RunOptions
+from dtf_notebook.runtime.fetches import flatten_fetches
+from dtf_notebook.runtime.local_backend import LocalBackend
+
+# scheme -> factory(target, graph, config) returning a backend with run/close/list_devices.
+_BACKENDS: dict[str, Callable[[str, Graph, ConfigProto], Any]] = {}
+
+
+def register_session_backend(scheme: str, factory: Callable[[str, Graph, ConfigProto], Any]) -> None:
+    """Registers the backend used for targets ``scheme://...``.
+
+    Example:
+        >>> register_session_backend("echo", lambda target, graph, config: LocalBackend(config))  # doctest: +SKIP
+    """
+    _BACKENDS[scheme] = factory
+
+
+def _make_backend(target: str, graph: Graph, config: ConfigProto) -> Any:
+    if not target:
+        return LocalBackend(config)
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a string, got {type(target).__name__}")
+    scheme, sep, _ = target.partition("://")
+    if not sep:
+        raise errors.InvalidArgumentError(
+            None, None, f"Session target {target!r} is not of the form scheme://host:port (e.g. 'zmq://localhost:2222')"
+        )
+    if scheme not in _BACKENDS:
+        # The cluster runtime registers zmq:// and grpc:// when it is imported.
+        try:
+            import dtf_notebook.distributed  # noqa: F401
+        except ImportError:
+            pass
+    factory = _BACKENDS.get(scheme)
+    if factory is None:
+        known = ", ".join(sorted(f"{s}://" for s in _BACKENDS)) or "none"
+        raise errors.InvalidArgumentError(None, None, f"No session backend for target {target!r}; known schemes: {known}")
+    return factory(target, graph, config)
+
+
+# ---- default session stack --------------------------------------------------------------------
+class _SessionStack(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[BaseSession] = []
+
+
+_sessions = _SessionStack()
+
+
+def get_default_session() -> BaseSession | None:
+    """The innermost session entered with ``with sess:``/``as_default()`` in this thread (or None).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Session() as sess:
+        ...     tf.get_default_session() is sess
+        True
+    """
+    return _sessions.stack[-1] if _sessions.stack else None
+
+
+def clear_default_session_stack() -> None:
+    """Forgets every default session of this thread (``reset_default_graph`` does this)."""
+    _sessions.stack.clear()
+
+
+def run_in_default_session(fetch: Any, feed_dict: Any, session: BaseSession | None) -> Any:
+    """Runs ``fetch`` in ``session`` or the default session (``Tensor.eval`` / ``Operation.run``).
+
+    Raises:
+        ValueError: there is no session to use, or it belongs to another graph.
+    """
+    session = session or get_default_session()
+    if session is None:
+        raise ValueError(
+            "Cannot evaluate tensor using `eval()`: No default session is registered. Use `with "
+            "sess.as_default()` or pass an explicit session to `eval(session=sess)`"
+        )
+    if fetch.graph is not session.graph:
+        raise ValueError(
+            "Cannot use the given session to evaluate tensor: the tensor's graph is different from the session's graph."
+        )
+    return session.run(fetch, feed_dict)
+
+
+class BaseSession:
+    """Shared behaviour of Session and InteractiveSession."""
+
+    def __init__(self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None) -> None:
+        if graph is not None and not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a tf.Graph, but got {type(graph)}")
+        if config is not None and not isinstance(config, ConfigProto):
+            raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
+        self._graph = graph if graph is not None else get_default_graph()
+        self._config = config if config is not None else ConfigProto()
+        self._target = target or ""
+        self._closed = False
+        self._backend = _make_backend(self._target, self._graph, self._config)
+        self._default_cms: list[Any] = []
+
+    # ---- properties --------------------------------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def graph_def(self) -> dict[str, Any]:
+        return self._graph.as_graph_def()
+
+    @property
+    def sess_str(self) -> str:
+        return self._target
+
+    @property
+    def backend(self) -> Any:
+        """The object that runs steps (local, or a connection to a cluster master)."""
+        return self._backend
+
+    def list_devices(self) -> list[Any]:
+        """Devices this session can place on.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Session() as sess:
+            ...     sess.list_devices()[0].name
+            '/job:localhost/replica:0/task:0/device:CPU:0'
+        """
+        return self._backend.list_devices()
+
+    # ---- running -----------------------------------------------------------------------------
+    def run(
+        self,
+        fetches: Any,
+        feed_dict: Any = None,
+        options: RunOptions | None = None,
+        run_metadata: RunMetadata | None = None,
+    ) -> Any:
+        """Runs the ops needed for ``fetches`` and returns their values in the same structure.
+
+        Args:
+            fetches: A graph element (Tensor, Operation, Variable, name) or a nested list/tuple/dict of them.
+            feed_dict: ``{tensor or name: value}`` overriding tensor values for this run.
+            options: RunOptions (timeout, tracing).
+            run_metadata: Filled with step stats when tracing.
+
+        Raises:
+            RuntimeError: the session is closed.
+            InvalidArgumentError: a feed is not a tensor of this graph, or its value has the wrong shape or type.
+            OpError: an op failed; the error names the node, its device and where it was created.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     a, b = tf.constant(1), tf.constant(2)
+            ...     with tf.Session() as sess:
+            ...         print(sess.run([a, (b, a)]))
+            [1, (2, 1)]
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        elements, rebuild = flatten_fetches(self._graph, fetches)
+        feeds = self._convert_feeds(feed_dict)
+        fetch_tensors = [e for e in elements if isinstance(e, Tensor)]
+        targets = [e for e in elements if isinstance(e, Operation)]
+        results = self._backend.run(self._graph, fetch_tensors, targets, feeds, options, run_metadata)
+        by_id = {id(t): r for t, r in zip(fetch_tensors, results)}
+        return rebuild([by_id.get(id(e)) for e in elements])
+
+    def _convert_feeds(self, feed_dict: Any) -> list[tuple[Tensor, Any]]:
+        if not feed_dict:
+            return []
+        feeds: list[tuple[Tensor, Any]] = []
+        for key, value in feed_dict.items():
+            for tensor, sub_value in _expand_feed(key, value):
+                try:
+                    t = self._graph.as_graph_element(tensor, allow_tensor=True, allow_operation=False)
+                except (TypeError, ValueError, KeyError) as e:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Cannot interpret feed_dict key {tensor!r} as Tensor: {e}"
+                    ) from None
+                if isinstance(sub_value, Tensor):
+                    raise errors.InvalidArgumentError(
+                        None, None,
+                        f"The value of a feed cannot be a tf.Tensor object (feeding {t.name}). Acceptable feed "
+                        "values include Python scalars, strings, lists, numpy ndarrays, or TensorHandles.",
+                    )
+                feeds.append((t, _check_feed_value(t, sub_value)))
+        return feeds
+
+    def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable[..., Any]:
+        """Returns ``f(*feed_values)`` running ``fetches`` with ``feed_list`` fed in order.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     x = tf.placeholder(tf.float32)
+            ...     with tf.Session() as sess:
+            ...         square = sess.make_callable(x * x, [x])
+            ...         print(square(3.0))
+            9.0
+        """
+        feed_list = list(feed_list or [])
+
+        def call(*args: Any, options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+            if len(args) != len(feed_list):
+                raise TypeError(f"Expected {len(feed_list)} feed values, got {len(args)}")
+            return self.run(fetches, dict(zip(feed_list, args)), options, run_metadata)
+
+        if accept_options:
+            return call
+        return lambda *args: call(*args)
+
+    def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
+        raise errors.UnimplementedError(None, None, "partial_run is not supported; use run() with all feeds at once.")
+
+    # ---- lifetime ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Frees the session's resources; further ``run`` calls raise RuntimeError."""
+        if not self._closed:
+            self._closed = True
+            self._backend.close()
+
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator[BaseSession]:
+        """Makes this the default session (for ``eval``/``run``) inside the block; does not close it."""
+        _sessions.stack.append(self)
+        try:
+            yield self
+        finally:
+            if self in _sessions.stack:
+                _sessions.stack.reverse()
+                _sessions.stack.remove(self)
+                _sessions.stack.reverse()
+
+    def __enter__(self) -> BaseSession:
+        graph_cm = self._graph.as_default()
+        graph_cm.__enter__()
+        session_cm = self.as_default()
+        session_cm.__enter__()
+        self._default_cms.append((graph_cm, session_cm))
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        graph_cm, session_cm = self._default_cms.pop()
+        session_cm.__exit__(exc_type, exc, tb)
+        graph_cm.__exit__(exc_type, exc, tb)
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} target={self._target!r} closed={self._closed}>"
+
+
+class Session(BaseSession):
+    """A session to run graph fragments (TF1's ``tf.Session``).
+
+    Args:
+        target: ``""`` for this process, or ``zmq://host:port`` / ``grpc://host:port`` for a cluster task.
+        graph: The graph to run (default: the default graph).
+        config: A ConfigProto.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     c = tf.constant("Hello, distributed TensorFlow!")
+        ...     with tf.Session() as sess:
+        ...         print(sess.run(c))
+        b'Hello, distributed TensorFlow!'
+    """
+
+    @staticmethod
+    def reset(target: str, containers: list[str] | None = None, config: ConfigProto | None = None) -> None:
+        """Clears resource containers (default: the default container) on every task of a cluster.
+
+        Raises:
+            InvalidArgumentError: ``target`` is empty (a local session's state dies with it).
+        """
+        if not target:
+            raise errors.InvalidArgumentError(None, None, "Session.reset needs a cluster target such as zmq://host:port")
+        backend = _make_backend(target, get_default_graph(), config or ConfigProto())
+        try:
+            backend.reset(containers)
+        finally:
+            backend.close()
+
+
+class InteractiveSession(BaseSession):
+    """A session that makes itself the default on creation (for notebooks and shells).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     sess = tf.InteractiveSession()
+        ...     print(tf.constant(4.0).eval())
+        ...     sess.close()
+        4.0
+    """
+
+    def __init__(self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None) -> None:
+        super().__init__(target, graph, config)
+        self._graph_cm = self._graph.as_default()
+        self._graph_cm.__enter__()
+        self._session_cm = self.as_default()
+        self._session_cm.__enter__()
+
+    def close(self) -> None:
+        """Closes the session and stops it being the default."""
+        was_open = not self._closed
+        super().close()
+        if was_open and getattr(self, "_session_cm", None) is not None:
+            self._session_cm.__exit__(None, None, None)
+            try:
+                self._graph_cm.__exit__(None, None, None)
+            except (IndexError, ValueError):
+                pass  # the graph stack was reset meanwhile
+            self._session_cm = None
+
+
+def _expand_feed(key: Any, value: Any) -> list[tuple[Any, Any]]:
+    if hasattr(key, "_feed_components"):
+        # Composite keys (IndexedSlices) feed each of their component tensors.
+        return list(zip(key._feed_components(), key._split_feed_value(value)))
+    return [(key, value)]
+
+
+def _check_feed_value(t: Tensor, value: Any) -> Any:
+    dtype = t.dtype
+    if dtype.is_string:
+        return value
+    try:
+        arr = value if hasattr(value, "__torch_function__") else np.asarray(value, dtype=dtype.np_dtype)
+    except (TypeError, ValueError) as e:
+        raise errors.InvalidArgumentError(
+            None, None, f"Cannot feed value {value!r} to tensor '{t.name}' of dtype {dtype.name}: {e}"
+        ) from None
+    shape = tuple(arr.shape)
+    if not t.shape.is_compatible_with(shape):
+        raise errors.InvalidArgumentError(
+            None, None,
+            f"Cannot feed value of shape {shape} for Tensor '{t.name}', which has shape '{t.shape}'",
+        )
+    return arr

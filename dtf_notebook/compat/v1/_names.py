@@ -50,3 +50,6 @@ from dtf_notebook.ops.variable_scope import *  # noqa: F403
 from dtf_notebook.ops.variables import *  # noqa: F403
 from dtf_notebook.runtime.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions
 from dtf_notebook.runtime.session import InteractiveSession, Session, get_default_session
+from dtf_notebook.framework.gradients import gradients
+from dtf_notebook.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
+from dtf_notebook.framework.random_seed import *  # noqa: F403

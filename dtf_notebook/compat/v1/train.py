@@ -1,1 +1,4 @@
-"""``tf.train``: optimizers, global step and (with later layers) savers, servers and hooks."""
+"""``tf.train``: optimizers, the global step and (with later layers) savers, servers and hooks."""
+
+from dtf_notebook.train.optimizers import *  # noqa: F403
+from dtf_notebook.train.training_util import *  # noqa: F403

@@ -1,0 +1,3 @@
+"""Placeholder module being written."""
+
+__all__: list[str] = []

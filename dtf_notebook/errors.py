@@ -86,10 +86,10 @@ class OpError(Exception):
 
 
 def _make(name: str, code: int, doc: str) -> type[OpError]:
-    def __init__(self, node_def: Any, op: Any, message: str, *args: Any) -> None:
+    def init(self, node_def: Any, op: Any, message: str, *args: Any) -> None:
         OpError.__init__(self, node_def, op, message, code)
 
-    cls = type(name, (OpError,), {"__init__": __init__, "__doc__": doc})
+    cls = type(name, (OpError,), {"__init__": init, "__doc__": doc})
     cls.__module__ = __name__
     return cls
 
@@ -103,7 +103,9 @@ AlreadyExistsError = _make("AlreadyExistsError", ALREADY_EXISTS, "The entity to 
 PermissionDeniedError = _make("PermissionDeniedError", PERMISSION_DENIED, "The caller may not do this.")
 ResourceExhaustedError = _make("ResourceExhaustedError", RESOURCE_EXHAUSTED, "A resource (memory, quota) ran out.")
 FailedPreconditionError = _make(
-    "FailedPreconditionError", FAILED_PRECONDITION, "The system is not in a state to run this (e.g. uninitialized value)."
+    "FailedPreconditionError",
+    FAILED_PRECONDITION,
+    "The system is not in a state to run this (e.g. uninitialized value).",
 )
 AbortedError = _make("AbortedError", ABORTED, "The operation was aborted, e.g. a peer task restarted.")
 OutOfRangeError = _make("OutOfRangeError", OUT_OF_RANGE, "Iterated past the valid range, e.g. a closed queue.")
@@ -116,10 +118,22 @@ UnauthenticatedError = _make("UnauthenticatedError", UNAUTHENTICATED, "The peer 
 _CODE_TO_CLASS: dict[int, type[OpError]] = {
     cls(None, None, "").error_code: cls
     for cls in (
-        CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError, NotFoundError,
-        AlreadyExistsError, PermissionDeniedError, ResourceExhaustedError, FailedPreconditionError,
-        AbortedError, OutOfRangeError, UnimplementedError, InternalError, UnavailableError,
-        DataLossError, UnauthenticatedError,
+        CancelledError,
+        UnknownError,
+        InvalidArgumentError,
+        DeadlineExceededError,
+        NotFoundError,
+        AlreadyExistsError,
+        PermissionDeniedError,
+        ResourceExhaustedError,
+        FailedPreconditionError,
+        AbortedError,
+        OutOfRangeError,
+        UnimplementedError,
+        InternalError,
+        UnavailableError,
+        DataLossError,
+        UnauthenticatedError,
     )
 }
 

@@ -64,8 +64,7 @@ def convert_to_tensor(
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype is not dtype:
             raise ValueError(
-                f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype "
-                f"{value.dtype.name}: {value!r}"
+                f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype {value.dtype.name}: {value!r}"
             )
         return value
     if dtype is None and preferred_dtype is not None:

@@ -112,7 +112,17 @@ bool = DType("bool", np.dtype(np.bool_), 10, "b", 1)  # noqa: A001 - TF's public
 string = DType("string", np.dtype(object), 7, "s", 0)
 
 ALL_DTYPES: tuple[DType, ...] = (
-    float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, bool, string,
+    float16,
+    float32,
+    float64,
+    bfloat16,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    bool,
+    string,
 )
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})

@@ -390,7 +390,7 @@ class Graph:
                 except ValueError:
                     raise ValueError(
                         f"The name '{obj}' looks a like a Tensor name, but is not a valid one. "
-                        "Tensor names must be of the form \"<op_name>:<output_index>\"."
+                        'Tensor names must be of the form "<op_name>:<output_index>".'
                     ) from None
                 op = self._ops_by_name.get(op_name)
                 if op is None:
@@ -407,7 +407,7 @@ class Graph:
             if not allow_operation:
                 raise ValueError(
                     f"The name '{obj}' looks like an (invalid) Operation name, not a Tensor. "
-                    "Tensor names must be of the form \"<op_name>:<output_index>\"."
+                    'Tensor names must be of the form "<op_name>:<output_index>".'
                 )
             op = self._ops_by_name.get(obj)
             if op is None:

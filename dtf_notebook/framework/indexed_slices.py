@@ -77,14 +77,13 @@ class IndexedSlices:
         return list(value)[: len(self._feed_components())]
 
 
-def _indexed_slices_to_tensor(value: IndexedSlices, dtype: Any = None, name: str | None = None,
-                              as_ref: bool = False) -> Tensor:
+def _indexed_slices_to_tensor(
+    value: IndexedSlices, dtype: Any = None, name: str | None = None, as_ref: bool = False
+) -> Tensor:
     from dtf_notebook.ops import array_ops, math_ops
 
     if value.dense_shape is None:
-        raise ValueError(
-            f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}"
-        )
+        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}")
     num_rows = array_ops.gather(value.dense_shape, 0)
     return math_ops.unsorted_segment_sum(value.values, value.indices, num_rows, name=name)
 

@@ -36,7 +36,7 @@ class OpDef:
     Attributes:
         type: The op type name, e.g. ``"MatMul"``.
         infer: ``infer(op) -> [(DType, TensorShape), ...]`` giving each output's type and static shape.
-        kernel: ``kernel(op, ctx) -> run`` factory (None for ops that never execute, e.g. ``NoOp`` uses one too).
+        kernel: ``kernel(op, ctx) -> run`` factory (None for ops that never execute).
         grad: ``grad(op, *output_grads) -> [input_grad or None, ...]``, ``NOT_DIFFERENTIABLE``, or None (no gradient defined).
         ref_inputs: Input positions taken by reference (the variable itself, not its value).
         ref_outputs: Output positions that are references to a variable.

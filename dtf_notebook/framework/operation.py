@@ -51,8 +51,19 @@ class Operation:
     """
 
     __slots__ = (
-        "_graph", "_name", "_type", "_inputs", "_control_inputs", "_outputs", "_device", "_attrs",
-        "_id", "_traceback", "_op_def", "_control_outputs", "__weakref__",
+        "_graph",
+        "_name",
+        "_type",
+        "_inputs",
+        "_control_inputs",
+        "_outputs",
+        "_device",
+        "_attrs",
+        "_id",
+        "_traceback",
+        "_op_def",
+        "_control_outputs",
+        "__weakref__",
     )
 
     def __init__(

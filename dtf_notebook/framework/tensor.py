@@ -39,9 +39,7 @@ class Tensor:
     # Lets numpy hand binary operators with a Tensor on the right to us.
     __array_priority__ = 100
 
-    def __init__(
-        self, op: Any, value_index: int, dtype: dtypes.DType, shape: Any = None, is_ref: bool = False
-    ) -> None:
+    def __init__(self, op: Any, value_index: int, dtype: dtypes.DType, shape: Any = None, is_ref: bool = False) -> None:
         self._op = op
         self._value_index = value_index
         self._dtype = dtype
@@ -162,9 +160,36 @@ class Tensor:
 
 #: Operator names installed by ops modules on Tensor and Variable.
 OVERLOADABLE_OPERATORS = (
-    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__div__", "__rdiv__",
-    "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__",
-    "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__rand__", "__or__", "__ror__",
-    "__xor__", "__rxor__", "__getitem__", "__pow__", "__rpow__", "__invert__", "__neg__",
-    "__abs__", "__matmul__", "__rmatmul__",
+    "__add__",
+    "__radd__",
+    "__sub__",
+    "__rsub__",
+    "__mul__",
+    "__rmul__",
+    "__div__",
+    "__rdiv__",
+    "__truediv__",
+    "__rtruediv__",
+    "__floordiv__",
+    "__rfloordiv__",
+    "__mod__",
+    "__rmod__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__and__",
+    "__rand__",
+    "__or__",
+    "__ror__",
+    "__xor__",
+    "__rxor__",
+    "__getitem__",
+    "__pow__",
+    "__rpow__",
+    "__invert__",
+    "__neg__",
+    "__abs__",
+    "__matmul__",
+    "__rmatmul__",
 )

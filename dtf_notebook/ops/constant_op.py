@@ -42,7 +42,9 @@ def _to_numpy(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
     return np.asarray(raw, dtype=inferred.np_dtype)
 
 
-def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const", verify_shape: bool = False) -> Tensor:
+def constant(
+    value: Any, dtype: Any = None, shape: Any = None, name: str = "Const", verify_shape: bool = False
+) -> Tensor:
     """Creates a constant tensor (TF1's ``tf.constant``).
 
     A scalar ``value`` with a ``shape`` is broadcast to fill it; a list with a

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from dtf_notebook.framework import op_registry
@@ -36,7 +37,7 @@ def identity(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF'
 
 
 op_registry.register_op(
-    "Identity", infer=same_as_input, kernel=lambda op, ctx: (lambda x: x), grad=lambda op, grad: [grad]
+    "Identity", infer=same_as_input, kernel=lambda op, ctx: lambda x: x, grad=lambda op, grad: [grad]
 )
 
 
@@ -54,7 +55,7 @@ def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 
 
 
 op_registry.register_op(
-    "StopGradient", infer=same_as_input, kernel=lambda op, ctx: (lambda x: x), grad=op_registry.NOT_DIFFERENTIABLE
+    "StopGradient", infer=same_as_input, kernel=lambda op, ctx: lambda x: x, grad=op_registry.NOT_DIFFERENTIABLE
 )
 
 
@@ -71,7 +72,7 @@ def no_op(name: str | None = None) -> Operation:
 
 
 op_registry.register_op(
-    "NoOp", infer=no_outputs, kernel=lambda op, ctx: (lambda: None), grad=op_registry.NOT_DIFFERENTIABLE
+    "NoOp", infer=no_outputs, kernel=lambda op, ctx: lambda: None, grad=op_registry.NOT_DIFFERENTIABLE
 )
 
 
@@ -96,7 +97,7 @@ def group(*inputs: Any, name: str | None = None) -> Operation:
     """
     ops = []
     for x in inputs:
-        for item in x if isinstance(x, list | tuple | set) else [x]:
+        for item in x if isinstance(x, list | builtins.tuple | set) else [x]:
             op = _as_op(item)
             if op not in ops:
                 ops.append(op)

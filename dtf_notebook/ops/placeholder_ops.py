@@ -70,12 +70,14 @@ def placeholder_with_default(input: Any, shape: Any, name: str | None = None) ->
     shape = TensorShape(shape)
     if not value.shape.is_compatible_with(shape):
         raise ValueError(f"The default value of shape {value.shape} is not compatible with shape {shape}")
-    return make_op("PlaceholderWithDefault", [value], {"shape": shape.as_tuple()}, name=name or "PlaceholderWithDefault").outputs[0]
+    return make_op(
+        "PlaceholderWithDefault", [value], {"shape": shape.as_tuple()}, name=name or "PlaceholderWithDefault"
+    ).outputs[0]
 
 
 op_registry.register_op(
     "PlaceholderWithDefault",
     infer=lambda op: [(op.inputs[0].dtype, TensorShape(op.get_attr("shape")))],
-    kernel=lambda op, ctx: (lambda x: x),
+    kernel=lambda op, ctx: lambda x: x,
     grad=lambda op, grad: [grad],
 )

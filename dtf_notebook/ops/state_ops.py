@@ -32,10 +32,20 @@ from dtf_notebook.framework.tensor_shape import TensorShape, scalar
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.runtime.resources import VariableResource
 
-__all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub", "is_variable_initialized"]
+__all__ = [
+    "assign",
+    "assign_add",
+    "assign_sub",
+    "scatter_update",
+    "scatter_add",
+    "scatter_sub",
+    "is_variable_initialized",
+]
 
 
-def variable_op_v2(shape: Any, dtype: Any, name: str = "Variable", container: str = "", shared_name: str = "") -> Tensor:
+def variable_op_v2(
+    shape: Any, dtype: Any, name: str = "Variable", container: str = "", shared_name: str = ""
+) -> Tensor:
     """Creates a ``VariableV2`` op and returns its reference output.
 
     Example:
@@ -87,8 +97,9 @@ def _locked(resource: VariableResource, use_locking: bool):
     return resource.lock if use_locking else contextlib.nullcontext()
 
 
-def assign(ref: Any, value: Any, validate_shape: bool | None = None, use_locking: bool | None = None,
-           name: str | None = None) -> Tensor:
+def assign(
+    ref: Any, value: Any, validate_shape: bool | None = None, use_locking: bool | None = None, name: str | None = None
+) -> Tensor:
     """Stores ``value`` in the variable ``ref``; the result reads the new value.
 
     Args:
@@ -133,13 +144,15 @@ def _assign_kernel(op: Any, ctx: Any):
                 declared = resource.shape
                 if current is not None and current.shape != value.shape:
                     raise errors.InvalidArgumentError(
-                        None, op,
+                        None,
+                        op,
                         f"Assign requires shapes of both tensors to match. lhs shape= {list(current.shape)} "
                         f"rhs shape= {list(value.shape)}",
                     )
                 if current is None and declared is not None and not declared.is_compatible_with(tuple(value.shape)):
                     raise errors.InvalidArgumentError(
-                        None, op,
+                        None,
+                        op,
                         f"Assign requires shapes of both tensors to match. lhs shape= {declared.as_list()} "
                         f"rhs shape= {list(value.shape)}",
                     )
@@ -154,8 +167,13 @@ def _assign_kernel(op: Any, ctx: Any):
 
 
 op_registry.register_op(
-    "Assign", infer=_assign_infer, kernel=_assign_kernel, grad=op_registry.NOT_DIFFERENTIABLE,
-    ref_inputs=(0,), ref_outputs=(0,), stateful=True,
+    "Assign",
+    infer=_assign_infer,
+    kernel=_assign_kernel,
+    grad=op_registry.NOT_DIFFERENTIABLE,
+    ref_inputs=(0,),
+    ref_outputs=(0,),
+    stateful=True,
 )
 
 
@@ -168,7 +186,8 @@ def _update_kernel(update):
                 current = resource.read()
                 if not _broadcastable_to(value.shape, current.shape):
                     raise errors.InvalidArgumentError(
-                        None, op,
+                        None,
+                        op,
                         f"Must have updates.shape = ref.shape: updates shape {list(value.shape)} does not "
                         f"match variable shape {list(current.shape)}",
                     )
@@ -214,7 +233,9 @@ def assign_add(ref: Any, value: Any, use_locking: bool | None = None, name: str 
     """
     ref_t = _as_ref(ref, "AssignAdd")
     value_t = convert_to_tensor(value, dtype=ref_t.dtype)
-    return make_op("AssignAdd", [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or "AssignAdd").outputs[0]
+    return make_op("AssignAdd", [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or "AssignAdd").outputs[
+        0
+    ]
 
 
 def assign_sub(ref: Any, value: Any, use_locking: bool | None = None, name: str | None = None) -> Tensor:
@@ -231,7 +252,9 @@ def assign_sub(ref: Any, value: Any, use_locking: bool | None = None, name: str 
     """
     ref_t = _as_ref(ref, "AssignSub")
     value_t = convert_to_tensor(value, dtype=ref_t.dtype)
-    return make_op("AssignSub", [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or "AssignSub").outputs[0]
+    return make_op("AssignSub", [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or "AssignSub").outputs[
+        0
+    ]
 
 
 # ---- scatter updates (sparse writes, used by optimizers' sparse paths) -------------------------
@@ -280,7 +303,9 @@ def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bo
     if not indices_t.dtype.is_integer:
         raise TypeError(f"indices of {op_type} must be int32 or int64, got {indices_t.dtype.name}")
     updates_t = convert_to_tensor(updates, dtype=ref_t.dtype)
-    return make_op(op_type, [ref_t, indices_t, updates_t], {"use_locking": bool(use_locking)}, name=name or op_type).outputs[0]
+    return make_op(
+        op_type, [ref_t, indices_t, updates_t], {"use_locking": bool(use_locking)}, name=name or op_type
+    ).outputs[0]
 
 
 def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True, name: str | None = None) -> Tensor:
@@ -378,7 +403,7 @@ def value_or_initial(ref: Any, initial_value: Any, name: str | None = None) -> T
 op_registry.register_op(
     "ValueOrInitial",
     infer=lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)],
-    kernel=lambda op, ctx: (lambda resource, initial: resource.value if resource.is_initialized else initial),
+    kernel=lambda op, ctx: lambda resource, initial: resource.value if resource.is_initialized else initial,
     grad=op_registry.NOT_DIFFERENTIABLE,
     ref_inputs=(0,),
     stateful=True,

@@ -35,7 +35,24 @@ from dtf_notebook.framework.tensor import OVERLOADABLE_OPERATORS, Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops import identity_ops, state_ops
 
-__all__ = ["Variable", "VariableV1", "global_variables", "all_variables", "local_variables", "trainable_variables", "model_variables", "moving_average_variables", "variables_initializer", "global_variables_initializer", "initialize_all_variables", "local_variables_initializer", "initialize_local_variables", "is_variable_initialized", "assert_variables_initialized", "report_uninitialized_variables"]
+__all__ = [
+    "Variable",
+    "VariableV1",
+    "global_variables",
+    "all_variables",
+    "local_variables",
+    "trainable_variables",
+    "model_variables",
+    "moving_average_variables",
+    "variables_initializer",
+    "global_variables_initializer",
+    "initialize_all_variables",
+    "local_variables_initializer",
+    "initialize_local_variables",
+    "is_variable_initialized",
+    "assert_variables_initialized",
+    "report_uninitialized_variables",
+]
 
 
 class Variable:
@@ -84,7 +101,9 @@ class Variable:
             raise ValueError("variable_def is not supported; build the variable from an initial value.")
         collections = [GraphKeys.GLOBAL_VARIABLES] if collections is None else list(collections)
         if isinstance(collections, str):
-            raise ValueError(f"collections argument to Variable constructor must be a list, tuple, or set. Got {collections!r}")
+            raise ValueError(
+                f"collections argument to Variable constructor must be a list, tuple, or set. Got {collections!r}"
+            )
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
             collections = collections + [GraphKeys.TRAINABLE_VARIABLES]
         graph = get_default_graph()
@@ -93,7 +112,10 @@ class Variable:
         self._save_slice_info: Any = None
         self._partition_info: Any = None
         # Like TF's init_scope: a variable never depends on the control context it is created in.
-        with graph.control_dependencies(None), name_scope(name, "Variable", [] if callable(initial_value) else [initial_value]) as scope:
+        with (
+            graph.control_dependencies(None),
+            name_scope(name, "Variable", [] if callable(initial_value) else [initial_value]) as scope,
+        ):
             var_name = scope[:-1]
             if callable(initial_value):
                 first_new = len(graph._ops)
@@ -111,9 +133,7 @@ class Variable:
             else:
                 declared = init_shape
             if validate_shape and not declared.is_fully_defined():
-                raise ValueError(
-                    f"initial_value must have a shape specified: {self._initial_value!r}"
-                )
+                raise ValueError(f"initial_value must have a shape specified: {self._initial_value!r}")
             self._variable = state_ops.variable_op_v2(
                 declared if validate_shape else TensorShape(None), self._initial_value.dtype, name=scope
             )
@@ -200,12 +220,16 @@ class Variable:
         t = state_ops.assign(self._variable, value, use_locking=use_locking, name=name)
         return t if read_value else t.op
 
-    def assign_add(self, delta: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True) -> Any:
+    def assign_add(
+        self, delta: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True
+    ) -> Any:
         """``tf.assign_add(self, delta)``."""
         t = state_ops.assign_add(self._variable, delta, use_locking=use_locking, name=name)
         return t if read_value else t.op
 
-    def assign_sub(self, delta: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True) -> Any:
+    def assign_sub(
+        self, delta: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True
+    ) -> Any:
         """``tf.assign_sub(self, delta)``."""
         t = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
         return t if read_value else t.op

@@ -59,8 +59,13 @@ def _spec(device: str) -> DeviceSpec:
 
 
 def _compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
-    pairs = ((a.job, b.job), (a.replica, b.replica), (a.task, b.task), (a.device_type, b.device_type),
-             (a.device_index, b.device_index))
+    pairs = (
+        (a.job, b.job),
+        (a.replica, b.replica),
+        (a.task, b.task),
+        (a.device_type, b.device_type),
+        (a.device_index, b.device_index),
+    )
     return all(x is None or y is None or x == y for x, y in pairs)
 
 
@@ -183,9 +188,7 @@ def _resolve(
     task = spec.task if spec.task is not None else (default_task if job == default_job else 0)
     replica = spec.replica if spec.replica is not None else 0
     candidates = [
-        (d, name)
-        for d, name in zip(parsed, devices)
-        if d.job == job and d.task == task and (d.replica or 0) == replica
+        (d, name) for d, name in zip(parsed, devices) if d.job == job and d.task == task and (d.replica or 0) == replica
     ]
     wanted_type = spec.device_type
     if wanted_type is None:
@@ -196,8 +199,11 @@ def _resolve(
         order = [wanted_type]
     for device_type in order:
         matches = sorted(
-            ((d.device_index or 0, name) for d, name in candidates if d.device_type == device_type
-             and (spec.device_index is None or d.device_index == spec.device_index)),
+            (
+                (d.device_index or 0, name)
+                for d, name in candidates
+                if d.device_type == device_type and (spec.device_index is None or d.device_index == spec.device_index)
+            ),
         )
         if matches:
             return matches[0][1]

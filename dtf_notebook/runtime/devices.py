@@ -8,8 +8,8 @@ replaces the GPUs by K devices that run on the CPU.
 
 Example:
     >>> from dtf_notebook.runtime.config import ConfigProto
-    >>> [d.name for d in local_devices(ConfigProto(virtual_gpus=2))]
-    ['/job:localhost/replica:0/task:0/device:CPU:0', '/job:localhost/replica:0/task:0/device:GPU:0', '/job:localhost/replica:0/task:0/device:GPU:1']
+    >>> [d.name.rsplit("/", 1)[1] for d in local_devices(ConfigProto(virtual_gpus=2))]
+    ['device:CPU:0', 'device:GPU:0', 'device:GPU:1']
 """
 
 from __future__ import annotations
@@ -88,8 +88,10 @@ def _cuda_indices(config: Any) -> list[int]:
         for idx in wanted:
             if idx not in available:
                 raise errors.InvalidArgumentError(
-                    None, None,
-                    f"'visible_device_list' listed an invalid GPU id '{idx}' but visible device count is {len(available)}",
+                    None,
+                    None,
+                    f"'visible_device_list' listed an invalid GPU id '{idx}' but visible device count is "
+                    f"{len(available)}",
                 )
         available = wanted
     cap = (getattr(config, "device_count", None) or {}).get("GPU")
@@ -110,7 +112,9 @@ def local_devices(config: Any = None, job: str = "localhost", replica: int = 0, 
     devices = [LocalDevice(prefix + "CPU:0", "CPU", 0, torch.device("cpu"))]
     n_virtual = virtual_gpu_count(config)
     if n_virtual:
-        devices += [LocalDevice(f"{prefix}GPU:{i}", "GPU", i, torch.device("cpu"), virtual=True) for i in range(n_virtual)]
+        devices += [
+            LocalDevice(f"{prefix}GPU:{i}", "GPU", i, torch.device("cpu"), virtual=True) for i in range(n_virtual)
+        ]
         return devices
     fraction = float(getattr(getattr(config, "gpu_options", None), "per_process_gpu_memory_fraction", 0.0) or 0.0)
     for i, cuda_index in enumerate(_cuda_indices(config)):

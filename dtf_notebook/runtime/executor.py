@@ -126,6 +126,7 @@ def _make_step(fn: Callable[..., Any], ins: Sequence[int], outs: Sequence[int]) 
     if n_out == 1:
         (o,) = outs
         if n_in == 0:
+
             def step(vals: list) -> None:
                 vals[o] = fn()
         elif n_in == 1:
@@ -144,16 +145,20 @@ def _make_step(fn: Callable[..., Any], ins: Sequence[int], outs: Sequence[int]) 
             def step(vals: list) -> None:
                 vals[o] = fn(vals[a], vals[b], vals[c])
         else:
+
             def step(vals: list) -> None:
                 vals[o] = fn(*[vals[i] for i in ins])
     elif n_out == 0:
+
         def step(vals: list) -> None:
             fn(*[vals[i] for i in ins])
     else:
+
         def step(vals: list) -> None:
             result = fn(*[vals[i] for i in ins])
             for o, r in zip(outs, result):
                 vals[o] = r
+
     return step
 
 

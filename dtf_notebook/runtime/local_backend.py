@@ -48,8 +48,8 @@ def placement_nodes(ops: Sequence[Operation]) -> list[PlacementNode]:
     nodes = []
     for op in ops:
         op_def = op.op_def
-        cpu_only = op_def.cpu_only or any(t.dtype.is_string for t in op._outputs) or any(
-            t.dtype.is_string for t in op._inputs
+        cpu_only = (
+            op_def.cpu_only or any(t.dtype.is_string for t in op._outputs) or any(t.dtype.is_string for t in op._inputs)
         )
         groups = op._attrs.get("_class") or ()
         nodes.append(
@@ -117,8 +117,9 @@ class LocalBackend:
             self._placed_version[key] = graph.version
         return self._placement[key]
 
-    def plan(self, graph: Graph, fetches: Sequence[Tensor | Operation], targets: Sequence[Operation],
-             feeds: Sequence[Tensor]) -> Plan:
+    def plan(
+        self, graph: Graph, fetches: Sequence[Tensor | Operation], targets: Sequence[Operation], feeds: Sequence[Tensor]
+    ) -> Plan:
         """The compiled plan for this signature, compiled on first use and whenever the graph changed."""
         key = (id(graph), tuple(fetches), tuple(targets), tuple(feeds))
         cached = self._plans.get(key)

@@ -64,7 +64,9 @@ def _make_backend(target: str, graph: Graph, config: ConfigProto) -> Any:
     factory = _BACKENDS.get(scheme)
     if factory is None:
         known = ", ".join(sorted(f"{s}://" for s in _BACKENDS)) or "none"
-        raise errors.InvalidArgumentError(None, None, f"No session backend for target {target!r}; known schemes: {known}")
+        raise errors.InvalidArgumentError(
+            None, None, f"No session backend for target {target!r}; known schemes: {known}"
+        )
     return factory(target, graph, config)
 
 
@@ -210,7 +212,8 @@ class BaseSession:
                     ) from None
                 if isinstance(sub_value, Tensor):
                     raise errors.InvalidArgumentError(
-                        None, None,
+                        None,
+                        None,
                         f"The value of a feed cannot be a tf.Tensor object (feeding {t.name}). Acceptable feed "
                         "values include Python scalars, strings, lists, numpy ndarrays, or TensorHandles.",
                     )
@@ -311,7 +314,9 @@ class Session(BaseSession):
             InvalidArgumentError: ``target`` is empty (a local session's state dies with it).
         """
         if not target:
-            raise errors.InvalidArgumentError(None, None, "Session.reset needs a cluster target such as zmq://host:port")
+            raise errors.InvalidArgumentError(
+                None, None, "Session.reset needs a cluster target such as zmq://host:port"
+            )
         backend = _make_backend(target, get_default_graph(), config or ConfigProto())
         try:
             backend.reset(containers)
@@ -371,7 +376,8 @@ def _check_feed_value(t: Tensor, value: Any) -> Any:
     shape = tuple(arr.shape)
     if not t.shape.is_compatible_with(shape):
         raise errors.InvalidArgumentError(
-            None, None,
+            None,
+            None,
             f"Cannot feed value of shape {shape} for Tensor '{t.name}', which has shape '{t.shape}'",
         )
     return arr

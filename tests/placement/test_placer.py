@@ -1,0 +1,91 @@
+"""Placer: pure functions over node data, no processes and no torch."""
+
+from __future__ import annotations
+
+from dtf_notebook.placement.placer import PlacementNode, place
+
+CLUSTER = [
+    "/job:ps/replica:0/task:0/device:CPU:0",
+    "/job:ps/replica:0/task:1/device:CPU:0",
+    "/job:worker/replica:0/task:0/device:CPU:0",
+    "/job:worker/replica:0/task:0/device:GPU:0",
+    "/job:worker/replica:0/task:0/device:GPU:1",
+    "/job:worker/replica:0/task:1/device:CPU:0",
+]
+
+
+def placed(nodes, devices=CLUSTER, **kw):
+    result, errors = place(nodes, devices, **kw)
+    assert not errors, errors
+    return result
+
+
+def test_seed_example_partial_specs_resolve_like_tf():
+    # Master is worker task 1 (machine B); "/job:ps" means ps task 0; empty means the master's default device.
+    nodes = [
+        PlacementNode("a", "Const", "/job:ps/task:0/device:CPU:0"),
+        PlacementNode("b", "Add", "/job:worker/task:0/device:GPU:1"),
+        PlacementNode("c", "Add", ""),
+        PlacementNode("d", "Const", "/job:ps"),
+        PlacementNode("e", "Const", "/job:worker/task:0"),
+    ]
+    result = placed(nodes, default_job="worker", default_task=1)
+    assert result["a"] == "/job:ps/replica:0/task:0/device:CPU:0"
+    assert result["b"] == "/job:worker/replica:0/task:0/device:GPU:1"
+    assert result["c"] == "/job:worker/replica:0/task:1/device:CPU:0"  # task 1 has no GPU
+    assert result["d"] == "/job:ps/replica:0/task:0/device:CPU:0"
+    assert result["e"] == "/job:worker/replica:0/task:0/device:GPU:0"  # default device of task 0 is its GPU
+
+
+def test_cpu_only_nodes_avoid_gpus():
+    nodes = [PlacementNode("s", "Const", "/job:worker/task:0", cpu_only=True)]
+    assert placed(nodes, default_job="worker")["s"].endswith("task:0/device:CPU:0")
+
+
+def test_colocation_and_ref_edges_share_a_device():
+    nodes = [
+        PlacementNode("v", "VariableV2", "/job:ps/task:1"),
+        PlacementNode("v/Assign", "Assign", "", ref_sources=("v",)),
+        PlacementNode("v/read", "Identity", "/job:ps", colocation=("v",)),
+    ]
+    result = placed(nodes, default_job="worker")
+    assert set(result.values()) == {"/job:ps/replica:0/task:1/device:CPU:0"}
+
+
+def test_conflicting_colocation_is_an_error_naming_both():
+    nodes = [
+        PlacementNode("v", "VariableV2", "/job:ps/task:1"),
+        PlacementNode("w", "Identity", "/job:ps/task:0", colocation=("v",)),
+    ]
+    _, errors = place(nodes, CLUSTER, default_job="worker")
+    assert "Cannot colocate nodes" in errors["w"] and "v" in errors["w"]
+
+
+def test_missing_device_error_and_soft_placement():
+    nodes = [PlacementNode("g", "MatMul", "/job:worker/task:1/device:GPU:0")]
+    _, errors = place(nodes, CLUSTER, default_job="worker")
+    assert "Cannot assign a device for operation g" in errors["g"]
+    assert "/job:worker/replica:0/task:1/device:CPU:0" in errors["g"]
+    result = placed(nodes, default_job="worker", allow_soft_placement=True)
+    assert result["g"] == "/job:worker/replica:0/task:1/device:CPU:0"
+    unknown_job = [PlacementNode("m", "Const", "/job:moon")]
+    assert placed(unknown_job, default_job="worker", default_task=1, allow_soft_placement=True)["m"] == (
+        "/job:worker/replica:0/task:1/device:CPU:0"
+    )
+
+
+def test_errors_are_per_node_not_global():
+    nodes = [PlacementNode("ok", "Const", ""), PlacementNode("bad", "Const", "/job:nope")]
+    result, errors = place(nodes, CLUSTER, default_job="worker")
+    assert "ok" in result and "bad" in errors and "ok" not in errors
+
+
+def test_large_graph_places_quickly_enough_to_be_usable():
+    nodes = [
+        PlacementNode(
+            f"n{i}", "Add", "/job:worker/task:0" if i % 2 else "", colocation=(f"n{i - 1}",) if i % 7 == 0 and i else ()
+        )
+        for i in range(5000)
+    ]
+    result = placed(nodes, default_job="worker")
+    assert len(result) == 5000

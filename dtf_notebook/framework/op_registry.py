@@ -37,7 +37,8 @@ class OpDef:
         type: The op type name, e.g. ``"MatMul"``.
         infer: ``infer(op) -> [(DType, TensorShape), ...]`` giving each output's type and static shape.
         kernel: ``kernel(op, ctx) -> run`` factory (None for ops that never execute).
-        grad: ``grad(op, *output_grads) -> [input_grad or None, ...]``, ``NOT_DIFFERENTIABLE``, or None (no gradient defined).
+        grad: ``grad(op, *output_grads) -> [input_grad or None, ...]``, ``NOT_DIFFERENTIABLE``,
+            or None (no gradient defined).
         ref_inputs: Input positions taken by reference (the variable itself, not its value).
         ref_outputs: Output positions that are references to a variable.
         stateful: The op has side effects or reads state (never folded or deduplicated).

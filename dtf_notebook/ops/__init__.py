@@ -5,9 +5,16 @@ public builders under TF1's names.
 """
 
 from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
+    array_ops,
     constant_op,
     identity_ops,
+    init_ops,
+    math_ops,
+    nn_ops,
     placeholder_ops,
+    random_ops,
     state_ops,
+    training_ops,
+    variable_scope,
     variables,
 )

@@ -193,7 +193,8 @@ def needed_ops(fetch_ops: Sequence[Operation], fed: set[Tensor]) -> list[Operati
             state[op] = 1
             stack.append((op, True))
             for c in reversed(op._control_inputs):
-                if state.get(c) != 2:
+                # An op whose every output is fed has nothing left to do (TF replaces it by the feed).
+                if state.get(c) != 2 and not (c._outputs and all(t in fed for t in c._outputs)):
                     stack.append((c, False))
             for t in reversed(op._inputs):
                 if t not in fed and state.get(t._op) != 2:

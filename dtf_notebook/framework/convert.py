@@ -29,6 +29,8 @@ def register_tensor_conversion_function(
 ) -> None:
     """Registers ``conversion_func(value, dtype=None, name=None, as_ref=False) -> Tensor`` for ``base_type``.
 
+    A function may return ``NotImplemented`` to let later (higher priority number) functions handle the value.
+
     Example:
         >>> class Meters(float): pass
         >>> register_tensor_conversion_function(Meters, lambda v, dtype=None, name=None, as_ref=False:
@@ -75,6 +77,8 @@ def convert_to_tensor(
     for base_type, func, _ in _CONVERSIONS:
         if isinstance(value, base_type):
             result = func(value, dtype=dtype, name=name, as_ref=as_ref)
+            if result is NotImplemented:  # the function declines this value; try the next one
+                continue
             if dtype is not None and result.dtype is not dtype:
                 raise ValueError(
                     f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype {result.dtype.name}"

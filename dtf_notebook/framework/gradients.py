@@ -40,28 +40,22 @@ def _differentiable(t: Tensor) -> bool:
     return t.dtype.is_floating
 
 
+def _reachable(start: Any, neighbours: Any, allowed: Any = None) -> set[Operation]:
+    """Ops reachable from ``start`` through ``neighbours(op)``, staying inside ``allowed`` when given."""
+    seen: set[Operation] = set()
+    queue = deque(op for op in start if allowed is None or op in allowed)
+    while queue:
+        op = queue.popleft()
+        if op not in seen:
+            seen.add(op)
+            queue.extend(n for n in neighbours(op) if allowed is None or n in allowed)
+    return seen
+
+
 def _between_ops(to_ops: list[Operation], from_ops: list[Operation]) -> set[Operation]:
     """Ops on some path from ``from_ops`` to ``to_ops`` (data edges only)."""
-    reached: set[Operation] = set()
-    queue = deque(from_ops)
-    while queue:
-        op = queue.popleft()
-        if op in reached:
-            continue
-        reached.add(op)
-        for out in op._outputs:
-            queue.extend(out._consumers)
-    between: set[Operation] = set()
-    queue = deque(op for op in to_ops if op in reached)
-    while queue:
-        op = queue.popleft()
-        if op in between:
-            continue
-        between.add(op)
-        for t in op._inputs:
-            if t.op in reached:
-                queue.append(t.op)
-    return between
+    forward = _reachable(from_ops, lambda op: [c for out in op._outputs for c in out._consumers])
+    return _reachable(to_ops, lambda op: [t.op for t in op._inputs], allowed=forward)
 
 
 def aggregate_gradients(grads: list[Any], name: str | None = None) -> Any:

@@ -96,6 +96,8 @@ class Graph:
         self._collections: dict[str, list[Any]] = {}
         self._finalized = False
         self._version = 0
+        # Counts rewiring of existing ops (not additions), so remote sessions know to resend the graph.
+        self._mutations = 0
         self._next_id = 1
         self.seed: int | None = None
         # Per-graph state other modules keep (variable scopes, global-step caches, ...).
@@ -120,6 +122,7 @@ class Graph:
 
     def _bump_version(self) -> None:
         self._version += 1
+        self._mutations += 1
 
     @property
     def finalized(self) -> bool:
@@ -181,7 +184,8 @@ class Graph:
                     raise ValueError(f"Duplicate node name in graph: '{full_name}'")
             else:
                 full_name = self.unique_name(name or op_type)
-            if not _VALID_OP_NAME.match(full_name):
+            # Imported graphs may hold runtime-internal nodes ("_send/...", "_dtf/feed/..."), as TF's do.
+            if not _VALID_OP_NAME.match(full_name) and (compute_device or not _VALID_OP_NAME.match(full_name[1:])):
                 raise ValueError(f"'{full_name}' is not a valid node name")
             ctrl = list(control_inputs or [])
             input_ops = {t.op for t in inputs}
@@ -189,7 +193,8 @@ class Graph:
                 for c in controller.control_inputs:
                     if c not in input_ops and c not in ctrl:
                         ctrl.append(c)
-            op = Operation(self, full_name, op_type, inputs, attrs or {}, ctrl, self._next_id)
+            # Imported nodes (compute_device=False) were written elsewhere: no local call stack to record.
+            op = Operation(self, full_name, op_type, inputs, attrs or {}, ctrl, self._next_id, compute_device)
             self._next_id += 1
             try:
                 specs = op_def.infer(op)

@@ -13,6 +13,7 @@ from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     nn_ops,
     placeholder_ops,
     random_ops,
+    sendrecv_ops,
     state_ops,
     training_ops,
     variable_scope,

@@ -219,6 +219,12 @@ _assign_update("AssignAdd", lambda current, value: current.add_(value))
 _assign_update("AssignSub", lambda current, value: current.sub_(value))
 
 
+def _dense_update(op_type: str, ref: Any, value: Any, use_locking: bool | None, name: str | None) -> Tensor:
+    ref_t = _as_ref(ref, op_type)
+    value_t = convert_to_tensor(value, dtype=ref_t.dtype)
+    return make_op(op_type, [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or op_type).outputs[0]
+
+
 def assign_add(ref: Any, value: Any, use_locking: bool | None = None, name: str | None = None) -> Tensor:
     """Adds ``value`` to the variable ``ref`` in place; the result reads the new value.
 
@@ -231,11 +237,7 @@ def assign_add(ref: Any, value: Any, use_locking: bool | None = None, name: str 
         ...         print(sess.run(tf.assign_add(v, 0.5)))
         1.5
     """
-    ref_t = _as_ref(ref, "AssignAdd")
-    value_t = convert_to_tensor(value, dtype=ref_t.dtype)
-    return make_op("AssignAdd", [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or "AssignAdd").outputs[
-        0
-    ]
+    return _dense_update("AssignAdd", ref, value, use_locking, name)
 
 
 def assign_sub(ref: Any, value: Any, use_locking: bool | None = None, name: str | None = None) -> Tensor:
@@ -250,11 +252,7 @@ def assign_sub(ref: Any, value: Any, use_locking: bool | None = None, name: str 
         ...         print(sess.run(tf.assign_sub(v, 0.25)))
         0.75
     """
-    ref_t = _as_ref(ref, "AssignSub")
-    value_t = convert_to_tensor(value, dtype=ref_t.dtype)
-    return make_op("AssignSub", [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or "AssignSub").outputs[
-        0
-    ]
+    return _dense_update("AssignSub", ref, value, use_locking, name)
 
 
 # ---- scatter updates (sparse writes, used by optimizers' sparse paths) -------------------------

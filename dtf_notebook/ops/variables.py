@@ -11,8 +11,8 @@ Example:
     ...     x = tf.Variable(0.0, name="x")
     ...     inc = tf.assign(x, x + 1)
     ...     with tf.Session() as sess:
-    ...         sess.run(x.initializer)
-    ...         sess.run(inc)
+    ...         _ = sess.run(x.initializer)
+    ...         _ = sess.run(inc)
     ...         print(x.eval())
     1.0
 """

@@ -6,7 +6,9 @@ Rules (TF1's placer, simplified to what the seeds use):
   that take a variable by reference (``Assign``, optimizer updates) form one
   group and land on one device.
 * A group's requested specs are merged. Missing fields default to the
-  session's master task: no job means the master's job, no task means the
+  session's master task (for groups holding a variable: the cluster's *state
+  task*, the same for every master, so two clients connected to different
+  tasks share an unpinned ``x``): no job means the master's job, no task means the
   master's task for the master's job and task 0 for any other job
   (``/job:ps`` → ``/job:ps/task:0``), no device type means the task's GPU:0
   when it has one and every member has a GPU kernel, else CPU:0.
@@ -43,6 +45,7 @@ class PlacementNode:
         colocation: Names of nodes it must be colocated with (``loc:@`` stripped).
         cpu_only: The node has no GPU kernel (string values, CPU-only ops).
         ref_sources: Names of nodes whose variable references it consumes.
+        holds_state: The node owns a resource (a variable): unpinned, it goes to the cluster's state task.
     """
 
     name: str
@@ -51,6 +54,7 @@ class PlacementNode:
     colocation: tuple[str, ...] = ()
     cpu_only: bool = False
     ref_sources: tuple[str, ...] = ()
+    holds_state: bool = False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,8 +96,13 @@ def place(
     default_job: str = "localhost",
     default_task: int = 0,
     allow_soft_placement: bool = False,
+    state_task: tuple[str, int] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Places ``nodes`` on ``devices`` (full names).
+
+    Args:
+        state_task: ``(job, task)`` where groups holding state (variables) with no job requested go, so that
+            every master of a cluster puts unpinned variables in the same place (default: the master's task).
 
     Returns:
         ``(placement, errors)``: node name → device name, and node name → error message.
@@ -118,7 +127,10 @@ def place(
     placement: dict[str, str] = {}
     errors: dict[str, str] = {}
     for members in groups.values():
-        device, message = _place_group(members, devices, parsed, default_job, default_task, allow_soft_placement)
+        job, task = default_job, default_task
+        if state_task is not None and any(m.holds_state for m in members):
+            job, task = state_task
+        device, message = _place_group(members, devices, parsed, job, task, allow_soft_placement)
         for m in members:
             if message is None:
                 placement[m.name] = device

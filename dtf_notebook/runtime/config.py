@@ -78,6 +78,10 @@ class ConfigProto:
     graph_options: GraphOptions = field(default_factory=GraphOptions)
     isolate_session_state: bool = False
     virtual_gpus: int = 0
+    #: How long creating a cluster session waits for every task to answer before UnavailableError.
+    cluster_wait_secs: float = 30.0
+    #: Shared secret enabling CurveZMQ between tasks and clients (also read from DTF_CLUSTER_KEY).
+    cluster_key: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (dicts, lists, numbers, strings)."""

@@ -199,6 +199,13 @@ def needed_ops(fetch_ops: Sequence[Operation], fed: set[Tensor]) -> list[Operati
             for t in reversed(op._inputs):
                 if t not in fed and state.get(t._op) != 2:
                     stack.append((t._op, False))
+    # Prefer creation order when it is a valid schedule: graph partitions are created in one global order
+    # that keeps cross-task sends and receives from waiting on each other (no distributed deadlock).
+    by_creation = sorted(order, key=lambda op: op._id)
+    if all(t._op._id < op._id or t in fed for op in by_creation for t in op._inputs) and all(
+        c._id < op._id for op in by_creation for c in op._control_inputs if c in state
+    ):
+        return by_creation
     return order
 
 
@@ -307,7 +314,8 @@ class Plan:
             raise node_error(op, device.name, e) from None
         except (TypeError, ValueError, RuntimeError) as e:
             raise node_error(op, device.name, e) from None
-        outs = [self._slot(t) for t in op._outputs]
+        # A fed output keeps its fed value: the op's own result for it goes to a scratch slot.
+        outs = [self._new_slot() if t in self._fed else self._slot(t) for t in op._outputs]
         self._torch_devices[op.name] = device.torch_device
         self.steps.append(_make_step(fn, ins, outs))
         self.step_ops.append(op)

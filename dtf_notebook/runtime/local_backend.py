@@ -60,6 +60,7 @@ def placement_nodes(ops: Sequence[Operation]) -> list[PlacementNode]:
                 colocation=tuple(g[5:] for g in groups if g.startswith("loc:@")),
                 cpu_only=cpu_only,
                 ref_sources=tuple(t.op.name for i, t in enumerate(op._inputs) if t.is_ref and i in op_def.ref_inputs),
+                holds_state=bool(op_def.ref_outputs) and not op_def.ref_inputs,
             )
         )
     return nodes
@@ -139,14 +140,19 @@ class LocalBackend:
         feeds: Sequence[tuple[Tensor, Any]],
         options: RunOptions | None,
         run_metadata: Any,
+        step: StepContext | None = None,
     ) -> list[Any]:
-        """Runs one step; returns numpy values of ``fetches`` (None for operations)."""
+        """Runs one step; returns numpy values of ``fetches`` (None for operations).
+
+        ``step`` supplies the step id, deadline and rendezvous when the step is part of a distributed run.
+        """
         feed_tensors = [t for t, _ in feeds]
         plan = self.plan(graph, fetches, targets, feed_tensors)
         cpu = self.devices[0].torch_device
         feed_values = [v if isinstance(v, torch.Tensor) else values.feed_value(v, t.dtype, cpu) for t, v in feeds]
-        timeout_ms = (options.timeout_in_ms if options is not None else 0) or self.config.operation_timeout_in_ms
-        step = StepContext(next(_step_ids), time.monotonic() + timeout_ms / 1000.0 if timeout_ms > 0 else None)
+        if step is None:
+            timeout_ms = (options.timeout_in_ms if options is not None else 0) or self.config.operation_timeout_in_ms
+            step = StepContext(next(_step_ids), time.monotonic() + timeout_ms / 1000.0 if timeout_ms > 0 else None)
         tracing = options is not None and options.trace_level > 0 and run_metadata is not None
         trace: list | None = [] if tracing else None
         results = plan.run(feed_values, step, trace)

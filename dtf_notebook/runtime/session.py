@@ -185,8 +185,9 @@ class BaseSession:
             >>> with tf.Graph().as_default():
             ...     a, b = tf.constant(1), tf.constant(2)
             ...     with tf.Session() as sess:
-            ...         print(sess.run([a, (b, a)]))
-            [1, (2, 1)]
+            ...         a_val, (b_val, a_again) = sess.run([a, (b, a)])
+            >>> int(a_val), int(b_val), int(a_again)
+            (1, 2, 1)
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")

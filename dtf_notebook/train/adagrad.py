@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.ops import training_ops
 from dtf_notebook.ops.variables import Variable
-from dtf_notebook.train.optimizer import Optimizer, cast_like, filled_like
+from dtf_notebook.train.optimizer import Optimizer, filled_like
 
 __all__ = ["AdagradOptimizer"]
 
@@ -47,14 +46,18 @@ class AdagradOptimizer(Optimizer):
         ValueError: initial_accumulator_value must be positive: 0.0
     """
 
-    def __init__(self, learning_rate: Any, initial_accumulator_value: float = 0.1, use_locking: bool = False,
-                 name: str = "Adagrad") -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        initial_accumulator_value: float = 0.1,
+        use_locking: bool = False,
+        name: str = "Adagrad",
+    ) -> None:
         if initial_accumulator_value <= 0.0:
             raise ValueError(f"initial_accumulator_value must be positive: {initial_accumulator_value}")
         super().__init__(use_locking, name)
-        self._learning_rate = learning_rate
+        self._set_hyper(learning_rate=learning_rate)
         self._initial_accumulator_value = initial_accumulator_value
-        self._learning_rate_tensor: Tensor | None = None
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
@@ -62,16 +65,12 @@ class AdagradOptimizer(Optimizer):
                 v, lambda v=v: filled_like(v, self._initial_accumulator_value, "Const"), "accumulator", self._name
             )
 
-    def _prepare(self) -> None:
-        self._learning_rate_tensor = convert_to_tensor(self._call_if_callable(self._learning_rate),
-                                                       name="learning_rate")
-
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         acc = self.get_slot(var, "accumulator")
-        return training_ops.apply_adagrad(var, acc, cast_like(self._learning_rate_tensor, var.dtype), grad,
-                                          use_locking=self._use_locking)
+        (lr,) = self._hyper_like(var, "learning_rate")
+        return training_ops.apply_adagrad(var, acc, lr, grad, use_locking=self._use_locking)
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Any:
         acc = self.get_slot(var, "accumulator")
-        return training_ops.sparse_apply_adagrad(var, acc, cast_like(self._learning_rate_tensor, var.dtype),
-                                                 grad.values, grad.indices, use_locking=self._use_locking)
+        (lr,) = self._hyper_like(var, "learning_rate")
+        return training_ops.sparse_apply_adagrad(var, acc, lr, grad.values, grad.indices, use_locking=self._use_locking)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.operation import Operation
@@ -49,17 +48,17 @@ class AdamOptimizer(Optimizer):
         'Adam'
     """
 
-    def __init__(self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999, epsilon: Any = 1e-08,
-                 use_locking: bool = False, name: str = "Adam") -> None:
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        beta1: Any = 0.9,
+        beta2: Any = 0.999,
+        epsilon: Any = 1e-08,
+        use_locking: bool = False,
+        name: str = "Adam",
+    ) -> None:
         super().__init__(use_locking, name)
-        self._lr = learning_rate
-        self._beta1 = beta1
-        self._beta2 = beta2
-        self._epsilon = epsilon
-        self._lr_t: Tensor | None = None
-        self._beta1_t: Tensor | None = None
-        self._beta2_t: Tensor | None = None
-        self._epsilon_t: Tensor | None = None
+        self._set_hyper(learning_rate=learning_rate, beta1=beta1, beta2=beta2, epsilon=epsilon)
 
     def _get_beta_accumulators(self) -> tuple[Variable, Variable]:
         graph = get_default_graph()
@@ -67,27 +66,19 @@ class AdamOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         first_var = min(var_list, key=lambda x: x.name)
-        self._create_non_slot_variable(self._beta1, "beta1_power", first_var)
-        self._create_non_slot_variable(self._beta2, "beta2_power", first_var)
+        self._create_non_slot_variable(self._hyper["beta1"], "beta1_power", first_var)
+        self._create_non_slot_variable(self._hyper["beta2"], "beta2_power", first_var)
         for v in var_list:
             self._zeros_slot(v, "m", self._name)
             self._zeros_slot(v, "v", self._name)
-
-    def _prepare(self) -> None:
-        self._lr_t = convert_to_tensor(self._call_if_callable(self._lr), name="learning_rate")
-        self._beta1_t = convert_to_tensor(self._call_if_callable(self._beta1), name="beta1")
-        self._beta2_t = convert_to_tensor(self._call_if_callable(self._beta2), name="beta2")
-        self._epsilon_t = convert_to_tensor(self._call_if_callable(self._epsilon), name="epsilon")
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
         beta1_power, beta2_power = self._get_beta_accumulators()
         dtype = var.dtype
-        return training_ops.apply_adam(
-            var, m, v, cast_like(beta1_power.value(), dtype), cast_like(beta2_power.value(), dtype),
-            cast_like(self._lr_t, dtype), cast_like(self._beta1_t, dtype), cast_like(self._beta2_t, dtype),
-            cast_like(self._epsilon_t, dtype), grad, use_locking=self._use_locking,
-        ).op
+        powers = cast_like(beta1_power.value(), dtype), cast_like(beta2_power.value(), dtype)
+        hyper = self._hyper_like(var, "learning_rate", "beta1", "beta2", "epsilon")
+        return training_ops.apply_adam(var, m, v, *powers, *hyper, grad, use_locking=self._use_locking).op
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Any:
         # TF1's formulation with graph ops: decay all of m and v, scatter-add the new rows, update all of var.
@@ -95,10 +86,7 @@ class AdamOptimizer(Optimizer):
         dtype = var.dtype
         beta1_power = cast_like(beta1_power.value(), dtype)
         beta2_power = cast_like(beta2_power.value(), dtype)
-        lr_t = cast_like(self._lr_t, dtype)
-        beta1_t = cast_like(self._beta1_t, dtype)
-        beta2_t = cast_like(self._beta2_t, dtype)
-        epsilon_t = cast_like(self._epsilon_t, dtype)
+        lr_t, beta1_t, beta2_t, epsilon_t = self._hyper_like(var, "learning_rate", "beta1", "beta2", "epsilon")
         lr = lr_t * math_ops.sqrt(1 - beta2_power) / (1 - beta1_power)
         graph = get_default_graph()
         m = self.get_slot(var, "m")
@@ -120,6 +108,7 @@ class AdamOptimizer(Optimizer):
         with graph.control_dependencies(update_ops):
             beta1_power, beta2_power = self._get_beta_accumulators()
             with graph.colocate_with(beta1_power):
-                update_beta1 = beta1_power.assign(beta1_power * self._beta1_t, use_locking=self._use_locking)
-                update_beta2 = beta2_power.assign(beta2_power * self._beta2_t, use_locking=self._use_locking)
+                beta1_t, beta2_t = self._hyper_tensors["beta1"], self._hyper_tensors["beta2"]
+                update_beta1 = beta1_power.assign(beta1_power * beta1_t, use_locking=self._use_locking)
+                update_beta2 = beta2_power.assign(beta2_power * beta2_t, use_locking=self._use_locking)
         return identity_ops.group(*update_ops, update_beta1, update_beta2, name=name_scope)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.ops import training_ops
 from dtf_notebook.ops.variables import Variable
-from dtf_notebook.train.optimizer import Optimizer, cast_like
+from dtf_notebook.train.optimizer import Optimizer
 
 __all__ = ["MomentumOptimizer"]
 
@@ -43,36 +42,39 @@ class MomentumOptimizer(Optimizer):
         'Momentum'
     """
 
-    def __init__(self, learning_rate: Any, momentum: Any, use_locking: bool = False, name: str = "Momentum",
-                 use_nesterov: bool = False) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        momentum: Any,
+        use_locking: bool = False,
+        name: str = "Momentum",
+        use_nesterov: bool = False,
+    ) -> None:
         super().__init__(use_locking, name)
-        self._learning_rate = learning_rate
-        self._momentum = momentum
+        self._set_hyper(learning_rate=learning_rate, momentum=momentum)
         self._use_nesterov = use_nesterov
-        self._learning_rate_tensor: Tensor | None = None
-        self._momentum_tensor: Tensor | None = None
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
             self._zeros_slot(v, "momentum", self._name)
 
-    def _prepare(self) -> None:
-        self._learning_rate_tensor = convert_to_tensor(self._call_if_callable(self._learning_rate),
-                                                       name="learning_rate")
-        self._momentum_tensor = convert_to_tensor(self._call_if_callable(self._momentum), name="momentum")
-
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         mom = self.get_slot(var, "momentum")
+        lr, momentum = self._hyper_like(var, "learning_rate", "momentum")
         return training_ops.apply_momentum(
-            var, mom, cast_like(self._learning_rate_tensor, var.dtype), grad,
-            cast_like(self._momentum_tensor, var.dtype), use_locking=self._use_locking,
-            use_nesterov=self._use_nesterov,
+            var, mom, lr, grad, momentum, use_locking=self._use_locking, use_nesterov=self._use_nesterov
         ).op
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Any:
         mom = self.get_slot(var, "momentum")
+        lr, momentum = self._hyper_like(var, "learning_rate", "momentum")
         return training_ops.sparse_apply_momentum(
-            var, mom, cast_like(self._learning_rate_tensor, var.dtype), grad.values, grad.indices,
-            cast_like(self._momentum_tensor, var.dtype), use_locking=self._use_locking,
+            var,
+            mom,
+            lr,
+            grad.values,
+            grad.indices,
+            momentum,
+            use_locking=self._use_locking,
             use_nesterov=self._use_nesterov,
         ).op

@@ -79,9 +79,7 @@ def deduplicate_indexed_slices(values: Tensor, indices: Tensor) -> tuple[Tensor,
          [2.]] [5 3]
     """
     unique_indices, new_index_positions = array_ops.unique(indices)
-    summed_values = math_ops.unsorted_segment_sum(
-        values, new_index_positions, array_ops.shape(unique_indices)[0]
-    )
+    summed_values = math_ops.unsorted_segment_sum(values, new_index_positions, array_ops.shape(unique_indices)[0])
     return summed_values, unique_indices
 
 
@@ -184,6 +182,10 @@ class Optimizer:
         self._slots: dict[str, dict[tuple[Any, str], Variable]] = {}
         # (name, graph) -> Variable, e.g. Adam's beta1_power
         self._non_slot_dict: dict[tuple[str, Any], Variable] = {}
+        # hyper-parameter name -> the value given (a float, a tensor or a callable returning one)
+        self._hyper: dict[str, Any] = {}
+        # hyper-parameter name -> its tensor, built by `_prepare` in each `apply_gradients`
+        self._hyper_tensors: dict[str, Tensor] = {}
 
     def get_name(self) -> str:
         """The optimizer's name.
@@ -196,9 +198,17 @@ class Optimizer:
         return self._name
 
     # ---- minimize = compute_gradients + apply_gradients ----------------------------------------
-    def minimize(self, loss: Any, global_step: Any = None, var_list: Any = None, gate_gradients: int = GATE_OP,
-                 aggregation_method: Any = None, colocate_gradients_with_ops: bool = False, name: str | None = None,
-                 grad_loss: Any = None) -> Operation:
+    def minimize(
+        self,
+        loss: Any,
+        global_step: Any = None,
+        var_list: Any = None,
+        gate_gradients: int = GATE_OP,
+        aggregation_method: Any = None,
+        colocate_gradients_with_ops: bool = False,
+        name: str | None = None,
+        grad_loss: Any = None,
+    ) -> Operation:
         """Adds ops that update ``var_list`` (default: all trainable variables) to decrease ``loss``.
 
         Args:
@@ -233,8 +243,12 @@ class Optimizer:
             loss = loss()
         loss = convert_to_tensor(loss)
         grads_and_vars = self.compute_gradients(
-            loss, var_list=var_list, gate_gradients=gate_gradients, aggregation_method=aggregation_method,
-            colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss,
+            loss,
+            var_list=var_list,
+            gate_gradients=gate_gradients,
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+            grad_loss=grad_loss,
         )
         vars_with_grad = [v for g, v in grads_and_vars if g is not None]
         if not vars_with_grad:
@@ -246,9 +260,15 @@ class Optimizer:
         # always sees the loss of the variables before this step.
         return self._apply_gradients(grads_and_vars, global_step, name, wait_for=[loss])
 
-    def compute_gradients(self, loss: Any, var_list: Any = None, gate_gradients: int = GATE_OP,
-                          aggregation_method: Any = None, colocate_gradients_with_ops: bool = False,
-                          grad_loss: Any = None) -> list[tuple[Any, Any]]:
+    def compute_gradients(
+        self,
+        loss: Any,
+        var_list: Any = None,
+        gate_gradients: int = GATE_OP,
+        aggregation_method: Any = None,
+        colocate_gradients_with_ops: bool = False,
+        grad_loss: Any = None,
+    ) -> list[tuple[Any, Any]]:
         """Gradients of ``loss`` for each variable: a list of ``(gradient, variable)`` pairs.
 
         A gradient is a Tensor, an ``IndexedSlices`` (through gathers) or None
@@ -288,8 +308,12 @@ class Optimizer:
             raise ValueError("No variables to optimize.")
         var_refs = [p.target() for p in processors]
         grads = gradients(
-            loss, var_refs, grad_ys=grad_loss, gate_gradients=(gate_gradients == Optimizer.GATE_OP),
-            aggregation_method=aggregation_method, colocate_gradients_with_ops=colocate_gradients_with_ops,
+            loss,
+            var_refs,
+            grad_ys=grad_loss,
+            gate_gradients=(gate_gradients == Optimizer.GATE_OP),
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
         )
         if gate_gradients == Optimizer.GATE_GRAPH:
             grads = _gate_together(grads)
@@ -330,8 +354,9 @@ class Optimizer:
         """
         return self._apply_gradients(grads_and_vars, global_step, name, wait_for=[])
 
-    def _apply_gradients(self, grads_and_vars: Any, global_step: Any, name: str | None,
-                         wait_for: list[Any]) -> Operation:
+    def _apply_gradients(
+        self, grads_and_vars: Any, global_step: Any, name: str | None, wait_for: list[Any]
+    ) -> Operation:
         """``apply_gradients``, with the updates also waiting for the tensors ``wait_for``."""
         grads_and_vars = tuple(grads_and_vars)
         if not grads_and_vars:
@@ -438,8 +463,9 @@ class Optimizer:
             named_slots[key] = _create_slot(var, lambda: val, op_name)
         return named_slots[key]
 
-    def _get_or_make_slot_with_initializer(self, var: Variable, initializer: Callable[[], Tensor], slot_name: str,
-                                           op_name: str) -> Variable:
+    def _get_or_make_slot_with_initializer(
+        self, var: Variable, initializer: Callable[[], Tensor], slot_name: str, op_name: str
+    ) -> Variable:
         """The slot ``slot_name`` of ``var``, created from ``initializer()`` (built next to ``var``) when missing."""
         named_slots = self._slot_dict(slot_name)
         key = _var_key(var)
@@ -449,9 +475,7 @@ class Optimizer:
 
     def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
         """The slot ``slot_name`` of ``var``, created holding zeros of ``var``'s shape and dtype when missing."""
-        return self._get_or_make_slot_with_initializer(
-            var, lambda: filled_like(var, 0, "zeros"), slot_name, op_name
-        )
+        return self._get_or_make_slot_with_initializer(var, lambda: filled_like(var, 0, "zeros"), slot_name, op_name)
 
     # ---- non-slot variables ------------------------------------------------------------------
     def _create_non_slot_variable(self, initial_value: Any, name: str, colocate_with: Any) -> Variable:
@@ -471,6 +495,15 @@ class Optimizer:
     def _non_slot_variables(self) -> list[Variable]:
         return list(self._non_slot_dict.values())
 
+    # ---- hyper-parameters --------------------------------------------------------------------------
+    def _set_hyper(self, **values: Any) -> None:
+        """Records hyper-parameters (floats, tensors or callables); :meth:`_prepare` makes them tensors."""
+        self._hyper.update(values)
+
+    def _hyper_like(self, var: Variable, *names: str) -> list[Tensor]:
+        """The tensors of the hyper-parameters ``names`` in ``var``'s dtype (in the order given)."""
+        return [cast_like(self._hyper_tensors[name], var.dtype) for name in names]
+
     # ---- dtypes ------------------------------------------------------------------------------------
     def _assert_valid_dtypes(self, tensors: Iterable[Any]) -> None:
         valid = self._valid_dtypes()
@@ -487,7 +520,13 @@ class Optimizer:
         """Creates the slots the optimizer needs for ``var_list`` (none by default)."""
 
     def _prepare(self) -> None:
-        """Creates the tensors the updates share (learning rate, ...), in the optimizer's name scope."""
+        """Creates the tensors the updates share, in the optimizer's name scope.
+
+        By default: one tensor per hyper-parameter of :meth:`_set_hyper`, named after it (a callable is
+        called first, so a schedule is read anew in each ``apply_gradients``).
+        """
+        for name, value in self._hyper.items():
+            self._hyper_tensors[name] = convert_to_tensor(self._call_if_callable(value), name=name)
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         """The op updating ``var`` with the dense gradient ``grad``."""

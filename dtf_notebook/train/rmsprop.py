@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.ops import training_ops
 from dtf_notebook.ops.variables import Variable
-from dtf_notebook.train.optimizer import Optimizer, cast_like, filled_like
+from dtf_notebook.train.optimizer import Optimizer, filled_like
 
 __all__ = ["RMSPropOptimizer"]
 
@@ -49,18 +48,19 @@ class RMSPropOptimizer(Optimizer):
         'RMSProp'
     """
 
-    def __init__(self, learning_rate: Any, decay: Any = 0.9, momentum: Any = 0.0, epsilon: Any = 1e-10,
-                 use_locking: bool = False, centered: bool = False, name: str = "RMSProp") -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        decay: Any = 0.9,
+        momentum: Any = 0.0,
+        epsilon: Any = 1e-10,
+        use_locking: bool = False,
+        centered: bool = False,
+        name: str = "RMSProp",
+    ) -> None:
         super().__init__(use_locking, name)
-        self._learning_rate = learning_rate
-        self._decay = decay
-        self._momentum = momentum
-        self._epsilon = epsilon
+        self._set_hyper(learning_rate=learning_rate, decay=decay, momentum=momentum, epsilon=epsilon)
         self._centered = centered
-        self._learning_rate_tensor: Tensor | None = None
-        self._decay_tensor: Tensor | None = None
-        self._momentum_tensor: Tensor | None = None
-        self._epsilon_tensor: Tensor | None = None
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
@@ -69,30 +69,25 @@ class RMSPropOptimizer(Optimizer):
                 self._zeros_slot(v, "mg", self._name)
             self._zeros_slot(v, "momentum", self._name)
 
-    def _prepare(self) -> None:
-        self._learning_rate_tensor = convert_to_tensor(self._call_if_callable(self._learning_rate),
-                                                       name="learning_rate")
-        self._decay_tensor = convert_to_tensor(self._call_if_callable(self._decay), name="decay")
-        self._momentum_tensor = convert_to_tensor(self._call_if_callable(self._momentum), name="momentum")
-        self._epsilon_tensor = convert_to_tensor(self._call_if_callable(self._epsilon), name="epsilon")
-
-    def _hyper(self, var: Variable) -> list[Tensor]:
-        return [cast_like(t, var.dtype) for t in (self._learning_rate_tensor, self._decay_tensor,
-                                                  self._momentum_tensor, self._epsilon_tensor)]
+    def _hyper_of(self, var: Variable) -> list[Tensor]:
+        return self._hyper_like(var, "learning_rate", "decay", "momentum", "epsilon")
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
         if self._centered:
             mg = self.get_slot(var, "mg")
-            return training_ops.apply_centered_rms_prop(var, mg, rms, mom, *self._hyper(var), grad,
-                                                        use_locking=self._use_locking).op
-        return training_ops.apply_rms_prop(var, rms, mom, *self._hyper(var), grad, use_locking=self._use_locking).op
+            return training_ops.apply_centered_rms_prop(
+                var, mg, rms, mom, *self._hyper_of(var), grad, use_locking=self._use_locking
+            ).op
+        return training_ops.apply_rms_prop(var, rms, mom, *self._hyper_of(var), grad, use_locking=self._use_locking).op
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Any:
         rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
         if self._centered:
             mg = self.get_slot(var, "mg")
-            return training_ops.sparse_apply_centered_rms_prop(var, mg, rms, mom, *self._hyper(var), grad.values,
-                                                               grad.indices, use_locking=self._use_locking)
-        return training_ops.sparse_apply_rms_prop(var, rms, mom, *self._hyper(var), grad.values, grad.indices,
-                                                  use_locking=self._use_locking)
+            return training_ops.sparse_apply_centered_rms_prop(
+                var, mg, rms, mom, *self._hyper_of(var), grad.values, grad.indices, use_locking=self._use_locking
+            )
+        return training_ops.sparse_apply_rms_prop(
+            var, rms, mom, *self._hyper_of(var), grad.values, grad.indices, use_locking=self._use_locking
+        )

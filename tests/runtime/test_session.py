@@ -285,3 +285,18 @@ def test_config_round_trip_and_gpu_options():
 def test_unknown_target_scheme():
     with pytest.raises(tf.errors.InvalidArgumentError, match="scheme://host:port"):
         tf.Session("localhost:2222")
+
+
+def test_feeding_one_output_of_a_multi_output_op_keeps_the_fed_value():
+    a, b = tf.split(tf.constant([1.0, 2.0]), 2)
+    total = a + b
+    with tf.Session() as sess:
+        assert sess.run(total, {b: [10.0]})[0] == 11.0
+
+
+def test_control_dependency_on_a_fed_placeholder():
+    x = tf.placeholder(tf.float32, [])
+    with tf.control_dependencies([x.op]):
+        y = tf.constant(2.0)
+    with tf.Session() as sess:
+        assert sess.run(y, {x: 1.0}) == 2.0

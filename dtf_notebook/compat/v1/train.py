@@ -2,3 +2,5 @@
 
 from dtf_notebook.train.optimizers import *  # noqa: F403
 from dtf_notebook.train.training_util import *  # noqa: F403
+from dtf_notebook.distributed.cluster_spec import ClusterSpec
+from dtf_notebook.distributed.server import Server

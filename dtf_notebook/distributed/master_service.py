@@ -1,0 +1,392 @@
+"""The master service of a task: sessions whose steps run one graph across the cluster.
+
+A client's ``Session("zmq://host:port")`` talks to the master of that task.
+For each distinct (fetches, feeds, targets) signature the master prunes the
+graph, places every node on a device of the cluster (unpinned nodes go to the
+master task's default device), splits it into one partition per task with
+``_Send``/``_Recv`` pairs on the edges between tasks, and registers each
+partition with its task's worker. A step then runs every partition at once
+and gathers the fetched tensors; the first failure aborts the step on every
+task, so no partition waits forever on a tensor that will never come.
+
+Requests: ``CreateSession`` (graph, config) → session_handle; ``ExtendSession``
+(session_handle, graph); ``RunStep`` (session_handle, feeds, fetches, targets,
+timeout) + feed tensors → fetch tensors; ``CloseSession``; ``ListDevices``;
+``Reset`` (containers).
+
+Example:
+    >>> # Used through a Server; see dtf_notebook.distributed.server.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_EXCEPTION, Future, wait
+from typing import Any
+
+from dtf_notebook import errors
+from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.cluster_spec import ClusterSpec
+from dtf_notebook.distributed.worker_service import task_of
+from dtf_notebook.framework.device_spec import DeviceSpec
+from dtf_notebook.framework.graph_import import import_graph_def
+from dtf_notebook.placement.partition import partition
+from dtf_notebook.placement.placer import place
+from dtf_notebook.runtime.config import ConfigProto
+from dtf_notebook.runtime.executor import needed_ops
+from dtf_notebook.runtime.local_backend import placement_nodes
+
+# Calls a task's worker: (task_name, method, header, tensors) -> Future of (reply_header, reply_tensors).
+TaskCaller = Callable[[str, str, dict[str, Any], list[Any]], Future]
+
+_FEED_PREFIX = "_dtf/feed/"
+
+
+class _StepPlan:
+    """What one signature needs at run time: a registered partition per task and how to route feeds/fetches."""
+
+    def __init__(self) -> None:
+        self.handles: dict[str, str] = {}  # task -> graph handle
+        self.feeds: dict[str, list[tuple[int, str]]] = {}  # task -> [(feed index, placeholder tensor name)]
+        self.fetches: dict[str, list[tuple[int, str]]] = {}  # task -> [(fetch index, tensor name)]
+        self.targets: dict[str, list[str]] = {}  # task -> op names to run (sends and user targets)
+        self.fed_fetches: list[tuple[int, int]] = []  # (fetch index, feed index) for fetched fed tensors
+
+
+class MasterSession:
+    """One client session's graph, placement and compiled step plans."""
+
+    def __init__(self, master: MasterService, handle: str, graph_def: dict[str, Any], config: ConfigProto) -> None:
+        self.master = master
+        self.handle = handle
+        self.config = config
+        self.graph = import_graph_def(graph_def)
+        self.tasks, self.devices, self.incarnations = master.discover(config)
+        self._placed_version = -1
+        self._placement: dict[str, str] = {}
+        self._placement_errors: dict[str, str] = {}
+        self._plans: dict[tuple, tuple[int, _StepPlan]] = {}
+        self._lock = threading.Lock()
+
+    def extend(self, graph_def: dict[str, Any]) -> None:
+        with self._lock:
+            import_graph_def(graph_def, graph=self.graph)
+
+    # ---- compiling a signature ------------------------------------------------------------------
+    def _place(self) -> None:
+        if self._placed_version == self.graph.version:
+            return
+        self._placement, self._placement_errors = place(
+            placement_nodes(self.graph.get_operations()),
+            [d["name"] for d in self.devices],
+            default_job=self.master.job,
+            default_task=self.master.task,
+            allow_soft_placement=self.config.allow_soft_placement,
+            state_task=self.master.state_task(self.tasks),
+        )
+        if self.config.log_device_placement:
+            for op in self.graph.get_operations():
+                if op.name in self._placement:
+                    print(f"{op.name}: ({op.type}): {self._placement[op.name]}", flush=True)
+        self._placed_version = self.graph.version
+
+    def plan(self, feeds: list[str], fetches: list[str], targets: list[str]) -> _StepPlan:
+        key = (tuple(feeds), tuple(fetches), tuple(targets))
+        cached = self._plans.get(key)
+        if cached is not None and cached[0] == self.graph.version:
+            return cached[1]
+        with self._lock:
+            plan = self._compile(feeds, fetches, targets)
+            self._plans[key] = (self.graph.version, plan)
+        return plan
+
+    def _compile(self, feeds: list[str], fetches: list[str], targets: list[str]) -> _StepPlan:
+        graph = self.graph
+        try:
+            feed_tensors = [graph.get_tensor_by_name(n) for n in feeds]
+            fetch_tensors = [graph.get_tensor_by_name(n) for n in fetches]
+            target_ops = [graph.get_operation_by_name(n) for n in targets]
+        except (KeyError, ValueError) as e:
+            raise errors.InvalidArgumentError(None, None, str(e)) from None
+        self._place()
+        fed = set(feed_tensors)
+        roots = [t.op for t in fetch_tensors if t not in fed] + target_ops
+        ops = needed_ops(roots, fed)
+        for op in ops:
+            if op.name in self._placement_errors:
+                raise errors.InvalidArgumentError(op.node_def, op, self._placement_errors[op.name])
+        plan = _StepPlan()
+        nodes, placement, output_types, order = self._node_data(ops, fed, feed_tensors, plan)
+        parts = partition(nodes, placement, output_types)
+        for index, tensor in enumerate(fetch_tensors):
+            if tensor in fed:
+                plan.fed_fetches.append((index, feed_tensors.index(tensor)))
+            else:
+                task = task_of(placement[tensor.op.name])
+                plan.fetches.setdefault(task, []).append((index, tensor.name))
+        for op in target_ops:
+            plan.targets.setdefault(task_of(placement[op.name]), []).append(op.name)
+        for task, part in parts.items():
+            part = _schedule(part, order)
+            plan.targets.setdefault(task, []).extend(n["name"] for n in part if n["op"] == "_Send")
+            plain, tensors = wire.encode_graph_def({"node": part})
+            reply, _ = self.master.call(task, "RegisterGraph", {"graph": plain, "session": self.handle}, tensors).result()
+            plan.handles[task] = reply["graph_handle"]
+        return plan
+
+    def _node_data(self, ops, fed, feed_tensors, plan):
+        placement = {op.name: self._placement[op.name] for op in ops}
+        output_types = {op.name: [(t.dtype.name, t.shape.as_tuple()) for t in op.outputs] for op in ops}
+        order = {op.name: float(op._id) for op in ops}
+        nodes = []
+        feed_index = {t: i for i, t in enumerate(feed_tensors)}
+        feed_nodes: dict[tuple[Any, str], str] = {}
+        for op in ops:
+            node = op.node_def
+            task = task_of(placement[op.name])
+            inputs = []
+            for t, ref in zip(op.inputs, node["input"]):
+                if t in fed:
+                    key = (t, task)
+                    name = feed_nodes.get(key)
+                    if name is None:
+                        name = f"{_FEED_PREFIX}{len(feed_nodes)}/{t.op.name}_{t.value_index}"
+                        feed_nodes[key] = name
+                        nodes.append({
+                            "name": name, "op": "Placeholder", "input": [], "device": "",
+                            "attr": {"dtype": t.dtype, "shape": t.shape.as_tuple()},
+                        })
+                        placement[name] = placement[op.name]
+                        output_types[name] = [(t.dtype.name, t.shape.as_tuple())]
+                        order[name] = -1.0
+                        plan.feeds.setdefault(task, []).append((feed_index[t], name + ":0"))
+                    inputs.append(name + ":0")
+                else:
+                    inputs.append(ref)
+            node["input"] = inputs + node["input"][len(op.inputs):]
+            nodes.append(node)
+        return nodes, placement, output_types, order
+
+    # ---- running a step -------------------------------------------------------------------------
+    def run(self, feeds: list[str], fetches: list[str], targets: list[str], values: list[Any],
+            timeout: float | None) -> list[Any]:
+        plan = self.plan(feeds, fetches, targets)
+        step_id = random.getrandbits(62)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        calls: dict[str, Future] = {}
+        for task, handle in plan.handles.items():
+            task_feeds = plan.feeds.get(task, [])
+            header = {
+                "graph_handle": handle,
+                "step_id": step_id,
+                "feeds": [name for _, name in task_feeds],
+                "fetches": [name for _, name in plan.fetches.get(task, [])],
+                "targets": plan.targets.get(task, []),
+                "timeout": timeout,
+            }
+            calls[task] = self.master.call(task, "RunGraph", header, [values[i] for i, _ in task_feeds])
+        results: list[Any] = [None] * len(fetches)
+        first_error: errors.OpError | None = None
+        task_of_future = {future: task for task, future in calls.items()}
+        pending = set(task_of_future)
+        while pending:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            done, pending = wait(pending, timeout=remaining, return_when=FIRST_EXCEPTION)
+            if not done:
+                first_error = first_error or errors.DeadlineExceededError(
+                    None, None, f"Step timed out after {timeout:.3g} s waiting for {sorted(task_of_future[f] for f in pending)}"
+                )
+                self._abort(step_id, first_error, calls)
+                break
+            for future in done:
+                task = task_of_future[future]
+                try:
+                    reply, tensors = future.result()
+                    self._check_incarnation(task, reply)
+                except errors.OpError as e:
+                    if first_error is None:
+                        first_error = e
+                        self._abort(step_id, e, calls)
+                    continue
+                for (index, _), value in zip(plan.fetches.get(task, []), tensors):
+                    results[index] = value
+        if first_error is not None:
+            raise first_error
+        for index, feed_index in plan.fed_fetches:
+            results[index] = values[feed_index]
+        return results
+
+    def _check_incarnation(self, task: str, reply: dict[str, Any]) -> None:
+        seen = reply.get("incarnation")
+        if seen is not None and self.incarnations.get(task) not in (None, seen):
+            raise errors.AbortedError(
+                None, None, f"Task {task} restarted since this session was created; its state was lost"
+            )
+
+    def _abort(self, step_id: int, error: errors.OpError, calls: dict[str, Future]) -> None:
+        message = {"step_id": step_id, "error": wire.encode_error(error)}
+        for task in calls:
+            self.master.call(task, "AbortStep", message, [])  # fire and forget: a gone task needs no telling
+
+    def close(self) -> None:
+        for _, plan in self._plans.values():
+            for task, handle in plan.handles.items():
+                try:
+                    self.master.call(task, "DeregisterGraph", {"graph_handle": handle}, [])
+                except errors.OpError:
+                    pass
+        self._plans.clear()
+
+
+class MasterService:
+    """Creates and runs sessions for clients.
+
+    Args:
+        cluster: The cluster this master coordinates.
+        job, task: The master's own task (default device of unpinned ops).
+        call: How to reach a task's worker service.
+    """
+
+    def __init__(self, cluster: ClusterSpec, job: str, task: int, call: TaskCaller) -> None:
+        self.cluster = cluster
+        self.job, self.task = job, task
+        self.call = call
+        self._sessions: dict[str, MasterSession] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def state_task(self, tasks: list[str]) -> tuple[str, int]:
+        """Where unpinned variables live: ps task 0 if the session sees a ps job, else its first task.
+
+        Every master computes the same answer, so clients connected to different tasks share state.
+        """
+        specs = [DeviceSpec.from_string(t) for t in tasks]
+        ps = [s for s in specs if s.job == "ps"]
+        first = min(ps or specs, key=lambda s: (s.job, s.task))
+        return first.job, first.task
+
+    def discover(self, config: ConfigProto) -> tuple[list[str], list[dict[str, Any]], dict[str, int]]:
+        """Asks every task allowed by ``config.device_filters`` for its devices, waiting a bounded time.
+
+        Raises:
+            UnavailableError: some tasks did not answer within ``config.cluster_wait_secs``; names them.
+        """
+        tasks = [t for t in _all_tasks(self.cluster) if _allowed(t, config.device_filters)]
+        own = f"/job:{self.job}/replica:0/task:{self.task}"
+        if own not in tasks:
+            tasks.append(own)
+        deadline = time.monotonic() + config.cluster_wait_secs
+        answers: dict[str, dict[str, Any]] = {}
+        while True:
+            calls = {t: self.call(t, "GetStatus", {}, []) for t in tasks if t not in answers}
+            for task, future in calls.items():
+                try:
+                    answers[task] = future.result(max(0.05, deadline - time.monotonic()))[0]
+                except (errors.OpError, TimeoutError):
+                    pass
+            missing = [t for t in tasks if t not in answers]
+            if not missing:
+                break
+            if time.monotonic() >= deadline:
+                raise errors.UnavailableError(
+                    None, None,
+                    f"Could not create a session: {len(missing)} task(s) did not answer within "
+                    f"{config.cluster_wait_secs:g} s: {', '.join(missing)}",
+                )
+            time.sleep(0.1)
+        devices = [d for t in tasks for d in answers[t]["devices"]]
+        incarnations = {t: answers[t].get("incarnation") for t in tasks}
+        return tasks, devices, incarnations
+
+    def handle(self, method: str, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Serves one master request."""
+        if method == "CreateSession":
+            config = ConfigProto.from_dict(header.get("config") or {})
+            graph_def = wire.decode_graph_def(header.get("graph") or {"node": []}, tensors)
+            handle = f"/job:{self.job}/replica:0/task:{self.task}/session/{next(self._ids)}"
+            session = MasterSession(self, handle, graph_def, config)
+            with self._lock:
+                self._sessions[handle] = session
+            return {"session_handle": handle}, []
+        if method == "ListDevices":
+            config = ConfigProto.from_dict(header.get("config") or {})
+            _, devices, _ = self.discover(config)
+            return {"devices": devices}, []
+        if method == "Reset":
+            containers = header.get("containers")
+            cleared: list[str] = []
+            for task in _all_tasks(self.cluster):
+                reply, _ = self.call(task, "CleanupContainers", {"containers": containers}, []).result(30)
+                cleared += [f"{task}:{name}" for name in reply.get("cleared", [])]
+            return {"cleared": cleared}, []
+        session = self._session(header)
+        if method == "ExtendSession":
+            session.extend(wire.decode_graph_def(header.get("graph") or {"node": []}, tensors))
+            return {}, []
+        if method == "RunStep":
+            timeout = header.get("timeout")
+            results = session.run(
+                list(header.get("feeds") or []), list(header.get("fetches") or []),
+                list(header.get("targets") or []), tensors, None if timeout is None else float(timeout),
+            )
+            return {}, results
+        if method == "CloseSession":
+            with self._lock:
+                self._sessions.pop(session.handle, None)
+            session.close()
+            return {}, []
+        raise errors.UnimplementedError(None, None, f"Unknown master method {method!r}")
+
+    def _session(self, header: dict[str, Any]) -> MasterSession:
+        handle = header.get("session_handle")
+        session = self._sessions.get(handle) if isinstance(handle, str) else None
+        if session is None:
+            raise errors.AbortedError(
+                None, None, f"Session {handle!r} is not known to this master (it may have restarted)"
+            )
+        return session
+
+
+def _all_tasks(cluster: ClusterSpec) -> list[str]:
+    return [f"/job:{job}/replica:0/task:{i}" for job in cluster.jobs for i in cluster.task_indices(job)]
+
+
+def _allowed(task: str, filters: list[str]) -> bool:
+    if not filters:
+        return True
+    spec = DeviceSpec.from_string(task)
+    for f in filters:
+        want = DeviceSpec.from_string(f)
+        if (want.job in (None, spec.job)) and (want.task in (None, spec.task)):
+            return True
+    return False
+
+
+def _schedule(part: list[dict[str, Any]], order: dict[str, float]) -> list[dict[str, Any]]:
+    """Orders a partition by one global order: sends right after their producer, receives right before
+    their first consumer. Every task following the same global order is what rules out cross-task waits."""
+    keys: dict[str, float] = {}
+    consumers: dict[str, list[str]] = {}
+    for n in part:
+        for ref in n["input"]:
+            src = ref.lstrip("^").split(":")[0]
+            consumers.setdefault(src, []).append(n["name"])
+    for n in part:
+        name = n["name"]
+        if name in order:
+            keys[name] = order[name]
+    for n in part:
+        name = n["name"]
+        if name in keys:
+            continue
+        if n["op"] == "_Recv" or not n["input"]:
+            users = [keys.get(c) for c in consumers.get(name, []) if c in order]
+            keys[name] = (min(users) if users else 0.0) - 0.5
+        else:
+            producers = [keys.get(ref.lstrip("^").split(":")[0], -1.0) for ref in n["input"]]
+            keys[name] = max(p for p in producers if p is not None) + 0.5
+    return sorted(part, key=lambda n: keys[n["name"]])

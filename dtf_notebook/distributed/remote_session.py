@@ -1,0 +1,121 @@
+"""The client side of ``Session("zmq://host:port")``: ships the graph to a task's master and runs steps there.
+
+The backend sends the graph when the session is created and only the new
+nodes afterwards (the whole graph again if existing nodes were rewired).
+Feeds travel as raw tensor frames; fetched values come back the same way.
+
+Example:
+    >>> import dtf_notebook as tf
+    >>> with tf.train.Server.create_local_server() as server:
+    ...     with tf.Graph().as_default():
+    ...         c = tf.constant([1.0, 2.0]) * 2.0
+    ...         with tf.Session(server.target) as sess:
+    ...             print(sess.run(c))
+    [2. 4.]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from dtf_notebook import errors
+from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.server import cluster_key_of
+from dtf_notebook.distributed.transport import shared_client
+from dtf_notebook.framework.graph import Graph
+from dtf_notebook.runtime.config import ConfigProto, RunOptions
+from dtf_notebook.runtime.devices import LocalDevice
+
+
+class RemoteBackend:
+    """Runs a session's steps on a cluster master reached at ``target``."""
+
+    def __init__(self, target: str, graph: Graph, config: ConfigProto) -> None:
+        scheme, _, address = target.partition("://")
+        if not address or ":" not in address:
+            raise errors.InvalidArgumentError(None, None, f"Session target {target!r} needs host:port after {scheme}://")
+        self.address = address.rstrip("/")
+        self.config = config
+        self._client = shared_client(cluster_key_of(config))
+        self._graph = graph
+        self._sent = 0
+        self._sent_version = -1
+        self._sent_mutations = 0
+        self._handle: str | None = None
+        self._wire_config = {k: v for k, v in dataclasses.asdict(config).items() if k != "cluster_key"}
+
+    def _timeout(self, options: RunOptions | None = None) -> float | None:
+        ms = (options.timeout_in_ms if options is not None else 0) or self.config.operation_timeout_in_ms
+        return ms / 1000.0 if ms > 0 else None
+
+    def _sync_graph(self) -> None:
+        graph = self._graph
+        if self._handle is not None and graph.version == self._sent_version:
+            return
+        ops = graph.get_operations()
+        if self._handle is None or graph._mutations != self._sent_mutations:
+            if self._handle is not None:
+                self.close()
+            plain, tensors = wire.encode_graph_def({"node": [op.node_def for op in ops]})
+            wait = self.config.cluster_wait_secs + 10.0
+            reply, _ = self._client.call(
+                self.address, "CreateSession", {"graph": plain, "config": self._wire_config}, tensors, timeout=wait
+            )
+            self._handle = reply["session_handle"]
+        else:
+            plain, tensors = wire.encode_graph_def({"node": [op.node_def for op in ops[self._sent :]]})
+            self._client.call(self.address, "ExtendSession", {"session_handle": self._handle, "graph": plain}, tensors)
+        self._sent = len(ops)
+        self._sent_version = graph.version
+        self._sent_mutations = graph._mutations
+
+    def run(
+        self,
+        graph: Graph,
+        fetches: list[Any],
+        targets: list[Any],
+        feeds: list[tuple[Any, Any]],
+        options: RunOptions | None,
+        run_metadata: Any,
+    ) -> list[Any]:
+        """Runs one step on the cluster; returns numpy values of ``fetches``."""
+        self._sync_graph()
+        timeout = self._timeout(options)
+        header = {
+            "session_handle": self._handle,
+            "feeds": [t.name for t, _ in feeds],
+            "fetches": [t.name for t in fetches],
+            "targets": [op.name for op in targets],
+            "timeout": timeout,
+        }
+        wait = None if timeout is None else timeout + 5.0
+        _, values = self._client.call(self.address, "RunStep", header, [v for _, v in feeds], timeout=wait)
+        return [v[()] if getattr(v, "ndim", None) == 0 else v for v in values]
+
+    def list_devices(self) -> list[LocalDevice]:
+        """Every device of the tasks this session may use."""
+        reply, _ = self._client.call(self.address, "ListDevices", {"config": self._wire_config}, timeout=60)
+        return [_as_device(d) for d in reply["devices"]]
+
+    def reset(self, containers: list[str] | None) -> list[str]:
+        """Clears ``containers`` (the default one when None) on every task."""
+        reply, _ = self._client.call(self.address, "Reset", {"containers": containers}, timeout=60)
+        return reply.get("cleared", [])
+
+    def close(self) -> None:
+        """Closes the master session (its registered partitions are dropped)."""
+        if self._handle is None:
+            return
+        handle, self._handle = self._handle, None
+        try:
+            self._client.call(self.address, "CloseSession", {"session_handle": handle}, timeout=5)
+        except errors.OpError:
+            pass  # the master is gone; nothing left to close
+
+
+def _as_device(d: dict[str, Any]) -> LocalDevice:
+    import torch
+
+    return LocalDevice(d["name"], d["device_type"], d["index"], torch.device("cpu"), d.get("virtual", False),
+                       d.get("memory_limit", 0))

@@ -1,0 +1,225 @@
+"""``tf.train.Server``: one task of a cluster, offering the master and worker services over ZeroMQ.
+
+A server binds the address its task has in the cluster spec and serves both
+services from background threads, so a script can run a server and a client
+session in one process (TF1's between-graph replication), or just ``join()``.
+Unlike TF1, ``stop()`` releases the port at once, so re-running a notebook
+cell or restarting a task on the same port works.
+
+Servers in one process reach each other directly (no sockets, no copies
+beyond one clone per tensor); other tasks are reached through the shared
+:class:`~dtf_notebook.distributed.transport.Client`.
+
+Example:
+    >>> server = Server.create_local_server()
+    >>> server.target.startswith("zmq://127.0.0.1:")
+    True
+    >>> server.stop()
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import torch
+
+from dtf_notebook import errors
+from dtf_notebook.distributed.cluster_spec import ClusterSpec
+from dtf_notebook.distributed.master_service import MasterService
+from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
+from dtf_notebook.distributed.worker_service import WorkerService
+from dtf_notebook.runtime.config import ConfigProto
+
+_MASTER_METHODS = frozenset({"CreateSession", "ExtendSession", "RunStep", "CloseSession", "ListDevices", "Reset"})
+
+# address -> Server, for servers of this process (direct calls between them).
+_local_servers: dict[str, Server] = {}
+_local_lock = threading.Lock()
+
+
+def local_server(address: str) -> Server | None:
+    """The running server of this process bound at ``address``, if any."""
+    return _local_servers.get(address)
+
+
+def cluster_key_of(config: ConfigProto | None) -> str | None:
+    """The CurveZMQ cluster key from ``config.cluster_key`` or ``DTF_CLUSTER_KEY`` (None: no encryption)."""
+    key = (config.cluster_key if config is not None else "") or os.environ.get("DTF_CLUSTER_KEY", "")
+    return key or None
+
+
+class Server:
+    """A task of a cluster: ``Server(cluster, job_name, task_index)``.
+
+    Args:
+        server_or_cluster_def: A ClusterSpec, a dict of job → addresses, or a cluster def.
+        job_name: This task's job (inferred when the cluster has one job).
+        task_index: This task's index (inferred when the job has one task).
+        protocol: ``"zmq"`` (``"grpc"`` is accepted and means the same, so TF1 scripts run unchanged).
+        config: A ConfigProto: devices, GPU options and virtual GPUs of this task, cluster key.
+        start: Start serving now.
+
+    Raises:
+        ValueError: the job or task is missing, unknown, or cannot be inferred.
+
+    Example:
+        >>> cluster = ClusterSpec({"local": ["127.0.0.1:0"]})
+        >>> Server(cluster, job_name="local", task_index=0, start=False).job_name
+        'local'
+    """
+
+    def __init__(
+        self,
+        server_or_cluster_def: Any,
+        job_name: str | None = None,
+        task_index: int | None = None,
+        protocol: str | None = None,
+        config: ConfigProto | None = None,
+        start: bool = True,
+    ) -> None:
+        if protocol not in (None, "zmq", "grpc", "grpc+verbs", "grpc+gdr"):
+            raise ValueError(f"Unknown protocol {protocol!r}: use 'zmq' (or 'grpc', which means the same here)")
+        cluster = ClusterSpec(server_or_cluster_def)
+        if job_name is None:
+            if len(cluster.jobs) != 1:
+                raise ValueError("Must specify an explicit `job_name`: the cluster has several jobs " + str(cluster.jobs))
+            job_name = cluster.jobs[0]
+        if task_index is None:
+            indices = cluster.task_indices(job_name)
+            if len(indices) != 1:
+                raise ValueError(f"Must specify an explicit `task_index`: job {job_name!r} has {len(indices)} tasks")
+            task_index = indices[0]
+        self._address = cluster.task_address(job_name, task_index)
+        self.cluster_spec = cluster
+        self.job_name = job_name
+        self.task_index = int(task_index)
+        self.config = config or ConfigProto()
+        self._socket: ServiceSocket | None = None
+        self._stopped = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix=f"dtf-{job_name}{task_index}")
+        self.worker = WorkerService(job_name, self.task_index, self.config, peers=self._send_to_peer)
+        self.master = MasterService(cluster, job_name, self.task_index, self._call_task)
+        self._client: Client = shared_client(cluster_key_of(self.config))
+        if start:
+            self.start()
+
+    # ---- properties -------------------------------------------------------------------------
+    @property
+    def target(self) -> str:
+        """The session target for this server: ``zmq://host:port``."""
+        return f"zmq://{self.address}"
+
+    @property
+    def address(self) -> str:
+        """``host:port`` this task serves on (the real port once started with port 0)."""
+        return self._socket.address if self._socket is not None else self._address
+
+    @property
+    def server_def(self) -> dict[str, Any]:
+        """Plain data describing this server (cluster, job, task, protocol)."""
+        return {
+            "cluster": self.cluster_spec.as_cluster_def(),
+            "job_name": self.job_name,
+            "task_index": self.task_index,
+            "protocol": "zmq",
+        }
+
+    # ---- lifetime ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """Binds the task's address and starts serving (a no-op when already serving).
+
+        Raises:
+            UnavailableError: the address cannot be bound (port in use, host not local).
+        """
+        if self._socket is not None:
+            return
+        self._socket = ServiceSocket(self._address, self._handle, cluster_key=cluster_key_of(self.config))
+        self.worker.incarnation = self._socket.incarnation
+        if self._address.endswith(":0"):
+            # Port 0 picks a free port; the cluster spec now names the real address.
+            self._rewrite_own_address(self._socket.address)
+        with _local_lock:
+            _local_servers[self._socket.address] = self
+        self._stopped.clear()
+
+    def _rewrite_own_address(self, address: str) -> None:
+        spec = self.cluster_spec.as_dict()
+        spec[self.job_name][self.task_index] = address  # a list (dense job) or a dict (sparse job)
+        self.cluster_spec = ClusterSpec(spec)
+        self.master.cluster = self.cluster_spec
+        self._address = address
+
+    def join(self) -> None:
+        """Blocks until the server is stopped."""
+        self._stopped.wait()
+
+    def stop(self) -> None:
+        """Stops serving and releases the port at once; running steps on this task fail with Cancelled."""
+        if self._socket is None:
+            return
+        with _local_lock:
+            if _local_servers.get(self._socket.address) is self:
+                del _local_servers[self._socket.address]
+        self.worker.rendezvous.abort_all(errors.CancelledError(None, None, f"Task {self.target} was stopped"))
+        self._socket.close()
+        self._socket = None
+        self._stopped.set()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @staticmethod
+    def create_local_server(config: ConfigProto | None = None, start: bool = True) -> Server:
+        """A single-task cluster on a free local port (``tf.train.Server.create_local_server``).
+
+        Example:
+            >>> with Server.create_local_server() as server:
+            ...     server.job_name, server.task_index
+            ('localhost', 0)
+        """
+        return Server({"localhost": ["127.0.0.1:0"]}, job_name="localhost", task_index=0, config=config, start=start)
+
+    # ---- request routing --------------------------------------------------------------------
+    def _handle(self, method: str, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        if method in _MASTER_METHODS:
+            return self.master.handle(method, header, tensors)
+        return self.worker.handle(method, header, tensors)
+
+    def _task_address(self, task: str) -> str:
+        parts = dict(p.split(":", 1) for p in task.strip("/").split("/"))
+        return self.cluster_spec.task_address(parts["job"], int(parts["task"]))
+
+    def _call_task(self, task: str, method: str, header: dict[str, Any], tensors: list[Any]) -> Future:
+        try:
+            address = self._task_address(task)
+        except ValueError as e:
+            future: Future = Future()
+            future.set_exception(errors.InvalidArgumentError(None, None, str(e)))
+            return future
+        peer = self if address == self.address else local_server(address)
+        if peer is not None:
+            return self._pool.submit(peer._handle_local, method, header, tensors)
+        return self._client.call_async(address, method, header, tensors)
+
+    def _handle_local(self, method: str, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list]:
+        reply, out = self._handle(method, header, tensors)
+        return {**reply, "incarnation": self.worker.incarnation}, list(out)
+
+    def _send_to_peer(self, task: str, step_id: int, key: str, value: Any) -> Any:
+        address = self._task_address(task)
+        peer = local_server(address)
+        if peer is not None:
+            # Same process: hand over a private copy (the sender's buffer may be a variable updated in place).
+            peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())
+            return None
+        return self._client.call_async(address, "SendTensor", {"step_id": step_id, "key": key}, [value])
+
+    def __repr__(self) -> str:
+        state = "serving" if self._socket is not None else "stopped"
+        return f"<Server /job:{self.job_name}/task:{self.task_index} at {self.address} {state}>"

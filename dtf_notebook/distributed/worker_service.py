@@ -1,0 +1,234 @@
+"""The worker service of a task: runs registered graph partitions and holds the task's resources.
+
+Every task has one :class:`WorkerService`. Its resource containers (variables,
+queues) are shared by every session on the cluster, so a second client sees
+the same ``x``. Masters register one partition per step signature
+(``RegisterGraph``) and run it once per step (``RunGraph``); tensors that cross
+tasks are pushed by ``_Send`` kernels straight to the receiving worker
+(``SendTensor``), never through the client.
+
+Requests (method → header fields → reply):
+
+* ``GetStatus`` → job, task, incarnation, devices.
+* ``RegisterGraph`` (graph, session) → graph_handle; ``DeregisterGraph`` (graph_handle).
+* ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors.
+* ``SendTensor`` (step_id, key) + one tensor; ``AbortStep`` (step_id, error).
+* ``CleanupContainers`` (containers or None for the default one) → cleared names.
+* ``ListVariables`` (containers) → name, container, shape, dtype, device and min/max/mean/norm of each variable.
+
+Example:
+    >>> from dtf_notebook.runtime import values
+from dtf_notebook.runtime.config import ConfigProto
+    >>> worker = WorkerService("localhost", 0, ConfigProto(), peers=None)
+    >>> header, _ = worker.handle("GetStatus", {}, [])
+    >>> header["devices"][0]["name"]
+    '/job:localhost/replica:0/task:0/device:CPU:0'
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from dtf_notebook import errors
+from dtf_notebook.distributed import wire
+from dtf_notebook.framework.graph_import import import_graph_def
+from dtf_notebook.runtime import values
+from dtf_notebook.runtime.config import ConfigProto
+from dtf_notebook.runtime.executor import ExecutionState, StepContext
+from dtf_notebook.runtime.local_backend import LocalBackend
+from dtf_notebook.runtime.rendezvous import RendezvousTable
+from dtf_notebook.runtime.resources import VariableResource
+
+_CPU = torch.device("cpu")
+
+# Deliver a tensor to another task: (task_name, step_id, key, value) -> Future-like or None.
+PeerSender = Callable[[str, int, str, Any], Any]
+
+
+def task_of(device: str) -> str:
+    """``/job:w/replica:0/task:1/device:GPU:0`` → ``/job:w/replica:0/task:1``.
+
+    Example:
+        >>> task_of("/job:ps/replica:0/task:2/device:CPU:0")
+        '/job:ps/replica:0/task:2'
+    """
+    return device.split("/device:")[0]
+
+
+class WorkerService:
+    """Runs partitions for masters and keeps this task's resource containers.
+
+    Args:
+        job, task: This task's place in the cluster.
+        config: The server's ConfigProto (devices, GPU options, virtual GPUs).
+        peers: Sends a tensor to another task (set by the Server; None for a lone task).
+    """
+
+    def __init__(self, job: str, task: int, config: ConfigProto, peers: PeerSender | None) -> None:
+        self.job, self.task = job, task
+        self.task_name = f"/job:{job}/replica:0/task:{task}"
+        self.state = ExecutionState()
+        self.backend = LocalBackend(config, state=self.state, job=job, task=task)
+        self.rendezvous = RendezvousTable()
+        self._peers = peers
+        self._graphs: dict[str, Any] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self.incarnation = 0  # set by the Server
+
+    @property
+    def devices(self) -> list[Any]:
+        return self.backend.devices
+
+    # ---- dispatch ---------------------------------------------------------------------------
+    def handle(self, method: str, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Serves one request (see the module docstring)."""
+        fn = _METHODS.get(method)
+        if fn is None:
+            raise errors.UnimplementedError(None, None, f"Unknown worker method {method!r}")
+        return fn(self, header, tensors)
+
+    def get_status(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        return {
+            "job": self.job,
+            "task": self.task,
+            "incarnation": self.incarnation,
+            "devices": [d.describe() for d in self.devices],
+        }, []
+
+    def register_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        graph_def = wire.decode_graph_def(_field(header, "graph", dict), tensors)
+        graph = import_graph_def(graph_def)
+        handle = f"{self.task_name}/graph/{next(self._ids)}"
+        with self._lock:
+            self._graphs[handle] = graph
+        return {"graph_handle": handle}, []
+
+    def deregister_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        with self._lock:
+            self._graphs.pop(_field(header, "graph_handle", str), None)
+        return {}, []
+
+    def run_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        handle = _field(header, "graph_handle", str)
+        step_id = _field(header, "step_id", int)
+        feed_names = _field(header, "feeds", list)
+        fetch_names = _field(header, "fetches", list)
+        target_names = _field(header, "targets", list)
+        timeout = header.get("timeout")
+        if len(feed_names) != len(tensors):
+            raise errors.InvalidArgumentError(None, None, f"RunGraph got {len(tensors)} tensors for {len(feed_names)} feeds")
+        graph = self._graphs.get(handle)
+        if graph is None:
+            raise errors.AbortedError(
+                None, None, f"Graph {handle} is not registered on {self.task_name} (the task may have restarted)"
+            )
+        try:
+            fetches = [graph.get_tensor_by_name(n) for n in fetch_names]
+            targets = [graph.get_operation_by_name(n) for n in target_names]
+            feeds = [(graph.get_tensor_by_name(n), v) for n, v in zip(feed_names, tensors)]
+        except (KeyError, ValueError) as e:
+            raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
+        rendezvous = self.rendezvous.get(step_id)
+        pending_sends: list[Any] = []
+
+        def send(key: str, recv_device: str, value: Any) -> None:
+            pending = self._peers(task_of(recv_device), step_id, key, value) if self._peers else None
+            if pending is not None:
+                pending_sends.append(pending)
+
+        deadline = None if timeout is None else time.monotonic() + float(timeout)
+        step = StepContext(step_id, deadline, {"rendezvous": rendezvous, "send": send})
+        try:
+            results = self.backend.run(graph, fetches, targets, feeds, None, None, step=step)
+            for pending in pending_sends:
+                pending.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except errors.OpError as e:
+            rendezvous.abort(e)
+            raise
+        finally:
+            self.rendezvous.release(step_id)
+        return {}, results
+
+    def send_tensor(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        if len(tensors) != 1:
+            raise errors.InvalidArgumentError(None, None, "SendTensor carries exactly one tensor")
+        value = tensors[0]
+        if isinstance(value, np.ndarray) and value.dtype != object:
+            value = values.from_numpy(value, _CPU)
+        self.deliver(_field(header, "step_id", int), _field(header, "key", str), value)
+        return {}, []
+
+    def deliver(self, step_id: int, key: str, value: Any) -> None:
+        """Puts a tensor sent by a peer into this task's rendezvous for the step."""
+        self.rendezvous.get(step_id).put(key, value)
+
+    def abort_step(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        error = wire.decode_error(_field(header, "error", dict))
+        self.rendezvous.abort(_field(header, "step_id", int), error)
+        return {}, []
+
+    def cleanup_containers(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        containers = header.get("containers") or [""]
+        cleared = []
+        for container in containers:
+            cleared += [f"{container}/{name}" if container else name for name in self.state.resources.cleanup(container)]
+        return {"cleared": cleared}, []
+
+    def list_variables(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        wanted = header.get("containers")
+        rows = []
+        for container, name, resource in self.state.resources.items():
+            if wanted is not None and container not in wanted:
+                continue
+            if isinstance(resource, VariableResource):
+                rows.append(describe_variable(container, name, resource))
+        return {"variables": rows, "task": self.task_name}, []
+
+
+def describe_variable(container: str, name: str, resource: VariableResource) -> dict[str, Any]:
+    """Plain-data summary of a variable, computed where it lives (no copy of the values leaves the task)."""
+    row: dict[str, Any] = {
+        "name": name,
+        "container": container,
+        "dtype": resource.dtype.name if resource.dtype is not None else None,
+        "shape": None if resource.shape is None else list(resource.shape.as_tuple() or []),
+        "device": resource.device,
+        "initialized": resource.is_initialized,
+    }
+    value = resource.value
+    if isinstance(value, torch.Tensor):
+        row["shape"] = list(value.shape)
+        if value.numel() and (value.dtype.is_floating_point or value.dtype in (torch.int32, torch.int64)):
+            v = value.detach().double()
+            row.update(
+                min=float(v.min()), max=float(v.max()), mean=float(v.mean()), norm=float(torch.linalg.vector_norm(v))
+            )
+    return row
+
+
+def _field(header: dict[str, Any], name: str, kind: type) -> Any:
+    value = header.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        raise errors.InvalidArgumentError(None, None, f"Request field {name!r} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+_METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
+    "GetStatus": WorkerService.get_status,
+    "RegisterGraph": WorkerService.register_graph,
+    "DeregisterGraph": WorkerService.deregister_graph,
+    "RunGraph": WorkerService.run_graph,
+    "SendTensor": WorkerService.send_tensor,
+    "AbortStep": WorkerService.abort_step,
+    "CleanupContainers": WorkerService.cleanup_containers,
+    "ListVariables": WorkerService.list_variables,
+}
+

@@ -1,0 +1,197 @@
+"""What the kernels of the update ops share: constant scalars, shape and index checks, locking, wrappers.
+
+:func:`dense_kernel` and :func:`sparse_kernel` turn an op's update formula into its kernel: they
+read the ref inputs, validate shapes (and, sparse, indices) with TF's messages, hold the
+variables' locks when ``use_locking`` is set, and return the variable's reference.
+:class:`Scalars` resolves the scalar hyper-parameters once per compiled step when they are
+constants, exactly rounded as TF computes them.
+
+Example:
+    >>> import torch
+    >>> rmsprop_scalars(*(torch.tensor(v) for v in (0.1, 0.9, 0.0, 1e-7)))[2]
+    tensor(0.1000)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from dtf_notebook import errors
+from dtf_notebook.ops.op_helpers import constant_value
+from dtf_notebook.ops.training.op_specs import SPECS
+from dtf_notebook.runtime import values as runtime_values
+
+
+class Scalars:
+    """Resolves a kernel's scalar inputs into the quantities its update formula uses.
+
+    ``derive`` maps the scalars (0-d tensors of the variable's dtype) to a tuple
+    of quantities. When every scalar is a ``Const``, the tuple is computed once,
+    in the variable's dtype (so ``1 - beta1`` rounds as in TF), and kept as
+    Python numbers, which torch applies to float32 tensors without further
+    rounding. A run then only checks that it receives the same constant
+    objects again; a fed constant is compared by value, and anything else
+    goes through ``derive`` on the tensors.
+    """
+
+    __slots__ = ("_derive", "_cached", "_consts", "_seen", "_checks", "_op")
+
+    def __init__(self, op: Any, args: Sequence[str], derive: Callable[..., tuple]) -> None:
+        spec = SPECS[op.type]
+        inputs = [op.inputs[spec.pos[a]] for a in args]
+        self._derive = derive
+        self._op = op
+        self._seen: tuple | None = None
+        # Scalars whose static shape does not prove rank 0 are checked at run time (TF's message).
+        self._checks = [(i, a) for i, (a, t) in enumerate(zip(args, inputs)) if t.shape.ndims != 0]
+        consts = [constant_value(t) for t in inputs]
+        self._cached: tuple | None = None
+        self._consts: tuple | None = None
+        if all(c is not None and c.ndim == 0 for c in consts):
+            dtype = runtime_values.torch_dtype(op.inputs[0].dtype)
+            tensors = [torch.tensor(c.item(), dtype=dtype) for c in consts]
+            self._cached = tuple(float(q) for q in derive(*tensors))
+            self._consts = tuple(float(t) for t in tensors)
+
+    def __call__(self, *scalars: Any) -> tuple:
+        seen = self._seen
+        if seen is not None and all(map(_is, scalars, seen)):
+            return self._cached  # type: ignore[return-value]
+        for i, arg in self._checks:
+            if scalars[i].dim() != 0:
+                raise errors.InvalidArgumentError(None, self._op, f"{arg} is not a scalar: {list(scalars[i].shape)}")
+        if self._cached is not None and tuple(float(s) for s in scalars) == self._consts:
+            self._seen = scalars
+            return self._cached
+        return self._derive(*scalars)
+
+
+def _is(a: Any, b: Any) -> bool:
+    return a is b
+
+
+def rmsprop_scalars(lr: Any, rho: Any, momentum: Any, epsilon: Any) -> tuple:
+    """RMSProp's quantities, dense and sparse: ``(lr, rho, 1 - rho, momentum, epsilon)``."""
+    return lr, rho, 1 - rho, momentum, epsilon
+
+
+def _dbg(shape: Any) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def check_same(op: Any, var: torch.Tensor, other: torch.Tensor, name: str) -> None:
+    """Raises TF's error when the slot or gradient ``other`` does not have the variable's shape."""
+    if other.shape != var.shape:
+        raise errors.InvalidArgumentError(
+            None, op, f"var and {name} do not have the same shape{_dbg(var.shape)} {_dbg(other.shape)}"
+        )
+
+
+def locking(run: Callable[..., Any], n_refs: int) -> Callable[..., Any]:
+    """Wraps ``run`` to hold the locks of its ref inputs (ordered by id, so two updates never deadlock)."""
+
+    def locked(*args: Any) -> Any:
+        locks = sorted({id(r.lock): r.lock for r in args[:n_refs]}.items())
+        for _, lock in locks:
+            lock.acquire()
+        try:
+            return run(*args)
+        finally:
+            for _, lock in reversed(locks):
+                lock.release()
+
+    return locked
+
+
+def dense_kernel(body: Callable[..., Callable[..., None]]):
+    """Kernel factory for a dense op: ``body(op, ctx)`` returns ``update(refs_values..., other_inputs...)``.
+
+    The wrapper reads the ref inputs (uninitialised ones raise
+    FailedPreconditionError), checks every slot and the gradient have the
+    variable's shape, calls ``update`` and returns the variable's reference.
+    """
+
+    def factory(op: Any, ctx: Any) -> Callable[..., Any]:
+        spec = SPECS[op.type]
+        n_refs = len(spec.refs)
+        update = body(op, ctx)
+        checks = [(i, a) for i, a in enumerate(spec.args) if i > 0 and (i < n_refs or a == spec.grad)]
+
+        def run(*args: Any) -> Any:
+            values = [r.read() for r in args[:n_refs]] + list(args[n_refs:])
+            var = values[0]
+            for i, name in checks:
+                if values[i].shape != var.shape:
+                    check_same(op, var, values[i], name)
+            update(*values)
+            return args[0]
+
+        return locking(run, n_refs) if op.get_attr("use_locking") else run
+
+    return factory
+
+
+def sparse_kernel(body: Callable[..., Callable[..., None]]):
+    """Kernel factory for a sparse op: ``body(op, ctx)`` returns ``rows(refs..., scalars..., grad, idx)``.
+
+    ``rows`` updates the rows ``idx`` (unique, int64) from ``grad`` rows. The
+    wrapper validates shapes and indices as TF does, and calls ``rows`` once
+    for unique indices or once per index (in order) when some repeat.
+    """
+
+    def factory(op: Any, ctx: Any) -> Callable[..., Any]:
+        spec = SPECS[op.type]
+        n_refs = len(spec.refs)
+        g_pos, i_pos = spec.pos["grad"], spec.pos["indices"]
+        other_pos = [i for i in range(n_refs, len(spec.args)) if i not in (g_pos, i_pos)]
+        # Indices straight from a Unique op (TF1 optimizers deduplicate first) need no duplicate check.
+        indices_t = op.inputs[i_pos]
+        known_unique = indices_t.op.type == "Unique" and indices_t.value_index == 0
+        rows = body(op, ctx)
+
+        def run(*args: Any) -> Any:
+            refs = [r.read() for r in args[:n_refs]]
+            var = refs[0]
+            for value, name in zip(refs[1:], spec.refs[1:]):
+                if value.shape != var.shape:
+                    check_same(op, var, value, name)
+            grad, indices = args[g_pos], args[i_pos]
+            _check_sparse(op, var, grad, indices)
+            n = indices.shape[0]
+            if n == 0:
+                return args[0]
+            idx = indices.long()
+            lo, hi = int(idx.min()), int(idx.max())
+            if lo < 0 or hi >= var.shape[0]:
+                bad = int(torch.nonzero((idx < 0) | (idx >= var.shape[0]))[0])
+                raise errors.InvalidArgumentError(
+                    None, op, f"Index {int(idx[bad])} at offset {bad} in indices is out of range"
+                )
+            others = [args[i] for i in other_pos]
+            if known_unique or n == 1 or torch.unique(idx).shape[0] == n:
+                rows(*refs, *others, grad, idx)
+            else:
+                for i in range(n):
+                    rows(*refs, *others, grad[i : i + 1], idx[i : i + 1])
+            return args[0]
+
+        return locking(run, n_refs) if op.get_attr("use_locking") else run
+
+    return factory
+
+
+def _check_sparse(op: Any, var: torch.Tensor, grad: torch.Tensor, indices: torch.Tensor) -> None:
+    if indices.dim() != 1:
+        raise errors.InvalidArgumentError(None, op, "indices must be one-dimensional")
+    if var.dim() < 1:
+        raise errors.InvalidArgumentError(None, op, "var must be at least 1 dimensional")
+    if grad.dim() != var.dim():
+        raise errors.InvalidArgumentError(None, op, "var and grad must have the same number of dimensions")
+    for d in range(1, var.dim()):
+        if var.shape[d] != grad.shape[d]:
+            raise errors.InvalidArgumentError(None, op, f"var and grad must match in dimension {d}")
+    if grad.shape[0] != indices.shape[0]:
+        raise errors.InvalidArgumentError(None, op, "grad must be the same size as indices in the first dimension.")

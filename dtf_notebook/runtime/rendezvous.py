@@ -1,0 +1,113 @@
+"""Per-step rendezvous: where a ``_Send`` leaves a tensor and the matching ``_Recv`` picks it up.
+
+Keys name one edge of one step (``send_device;incarnation;recv_device;tensor_name;0:0``).
+A :class:`Rendezvous` holds the tensors of one step on one task; ``recv``
+blocks until the value arrives, the step's deadline passes, or the step is
+aborted (a peer failed), so a broken step never hangs.
+
+Example:
+    >>> r = Rendezvous()
+    >>> r.put("k", 42)
+    >>> r.recv("k", deadline=None)
+    42
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from dtf_notebook import errors
+
+
+class Rendezvous:
+    """Tensors of one step, by key. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._values: dict[str, Any] = {}
+        self._error: errors.OpError | None = None
+
+    def put(self, key: str, value: Any) -> None:
+        """Delivers ``value`` under ``key`` (a second delivery of the same key is an error)."""
+        with self._cond:
+            if key in self._values:
+                raise errors.AlreadyExistsError(None, None, f"Tensor {key!r} was sent twice in one step")
+            self._values[key] = value
+            self._cond.notify_all()
+
+    def recv(self, key: str, deadline: float | None) -> Any:
+        """Waits for ``key``'s value and removes it.
+
+        Raises:
+            DeadlineExceededError: ``deadline`` (a ``time.monotonic()`` value) passed first.
+            OpError: the step was aborted; the abort's error is raised.
+        """
+        with self._cond:
+            while key not in self._values:
+                if self._error is not None:
+                    raise self._error
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise errors.DeadlineExceededError(None, None, f"Timed out waiting for tensor {key!r}")
+                self._cond.wait(0.5 if remaining is None else min(remaining, 0.5))
+            return self._values.pop(key)
+
+    def abort(self, error: errors.OpError) -> None:
+        """Fails every current and future ``recv`` with ``error``."""
+        with self._cond:
+            if self._error is None:
+                self._error = error
+            self._cond.notify_all()
+
+    @property
+    def aborted(self) -> errors.OpError | None:
+        return self._error
+
+
+class RendezvousTable:
+    """The rendezvous of every live step on one task, created on first touch (a send may arrive first).
+
+    Example:
+        >>> table = RendezvousTable()
+        >>> table.get(7) is table.get(7)
+        True
+        >>> table.release(7)
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._steps: dict[int, tuple[Rendezvous, float]] = {}
+
+    def get(self, step_id: int) -> Rendezvous:
+        with self._lock:
+            entry = self._steps.get(step_id)
+            if entry is None:
+                entry = self._steps[step_id] = (Rendezvous(), time.monotonic())
+            return entry[0]
+
+    def release(self, step_id: int) -> None:
+        """Forgets a finished step."""
+        with self._lock:
+            self._steps.pop(step_id, None)
+
+    def abort(self, step_id: int, error: errors.OpError) -> None:
+        """Aborts one step (its receivers raise ``error``)."""
+        self.get(step_id).abort(error)
+
+    def abort_all(self, error: errors.OpError) -> None:
+        """Aborts every live step (used when the task shuts down)."""
+        with self._lock:
+            entries = list(self._steps.values())
+        for rendezvous, _ in entries:
+            rendezvous.abort(error)
+
+    def expire(self, older_than: float) -> int:
+        """Drops steps first touched more than ``older_than`` seconds ago (sends for steps that never ran)."""
+        cutoff = time.monotonic() - older_than
+        with self._lock:
+            old = [sid for sid, (_, born) in self._steps.items() if born < cutoff]
+            for sid in old:
+                del self._steps[sid]
+        return len(old)

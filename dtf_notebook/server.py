@@ -1,0 +1,115 @@
+"""Start one task of a cluster: ``python -m dtf_notebook.server`` (console script ``dtf-server``).
+
+The cluster comes from ``--cluster`` (JSON, or ``@file.json``) with ``--job``
+and ``--task``; or, with neither given, from the environment: ``TF_CONFIG``
+(set by Kubernetes/Kubeflow training operators) or SLURM's variables (one
+task per SLURM process, jobs split by ``--slurm-jobs ps=1,worker=2``).
+
+Examples:
+    python -m dtf_notebook.server --cluster '{"ps": ["10.0.0.1:2222"], "worker": ["10.0.0.2:2222"]}' \\
+        --job ps --task 0
+    TF_CONFIG='{"cluster": {...}, "task": {"type": "worker", "index": 1}}' python -m dtf_notebook.server
+    srun -n 3 python -m dtf_notebook.server --slurm-jobs ps=1,worker=2
+
+The server prints ``ready <job> <task> <address> <pid>`` once it serves, then runs until SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from dtf_notebook.runtime.config import ConfigProto
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options (see the module docstring).
+
+    Example:
+        >>> parse_args(["--cluster", '{"local": ["127.0.0.1:2222"]}', "--job", "local", "--task", "0"]).task
+        0
+    """
+    p = argparse.ArgumentParser(prog="dtf-server", description="Run one task of a dtf_notebook cluster.")
+    p.add_argument("--cluster", help="cluster spec as JSON, or @path to a JSON file")
+    p.add_argument("--job", help="this task's job name")
+    p.add_argument("--task", type=int, help="this task's index in its job")
+    p.add_argument("--slurm-jobs", default="ps=1,worker=-1",
+                   help="under SLURM: tasks per job in rank order, -1 = the rest (default ps=1,worker=-1)")
+    p.add_argument("--slurm-port-base", type=int, default=8888)
+    p.add_argument("--virtual-gpus", type=int, default=0, help="CPU-backed /gpu:N devices for this task")
+    p.add_argument("--memory-fraction", type=float, default=0.0, help="per-process GPU memory fraction")
+    p.add_argument("--cluster-key-file", help="file holding the shared secret that enables CurveZMQ")
+    return p.parse_args(argv)
+
+
+def _load_cluster(text: str) -> Any:
+    if text.startswith("@"):
+        with open(text[1:], encoding="utf-8") as f:
+            text = f.read()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"dtf-server: --cluster is not valid JSON: {e}") from None
+
+
+def _slurm_jobs(text: str, total: int) -> dict[str, int]:
+    jobs: dict[str, int] = {}
+    for part in filter(None, text.split(",")):
+        name, _, count = part.partition("=")
+        jobs[name] = int(count)
+    rest = total - sum(n for n in jobs.values() if n >= 0)
+    return {name: (rest if n < 0 else n) for name, n in jobs.items() if (rest if n < 0 else n) > 0}
+
+
+def resolve(args: argparse.Namespace) -> tuple[Any, str, int]:
+    """Works out ``(cluster, job, task)`` from the arguments or the environment.
+
+    Raises:
+        SystemExit: nothing says which cluster or task this is.
+    """
+    if args.cluster:
+        if args.job is None or args.task is None:
+            raise SystemExit("dtf-server: --cluster needs --job and --task")
+        return _load_cluster(args.cluster), args.job, args.task
+    from dtf_notebook.distributed.resolvers import SlurmClusterResolver, TFConfigClusterResolver
+
+    if os.environ.get("TF_CONFIG", "").strip():
+        resolver: Any = TFConfigClusterResolver()
+    elif "SLURM_PROCID" in os.environ:
+        total = int(os.environ.get("SLURM_STEP_NUM_TASKS") or os.environ.get("SLURM_NTASKS") or "1")
+        resolver = SlurmClusterResolver(jobs=_slurm_jobs(args.slurm_jobs, total), port_base=args.slurm_port_base)
+    else:
+        raise SystemExit("dtf-server: give --cluster/--job/--task, or set TF_CONFIG, or run under SLURM")
+    spec = resolver.cluster_spec()
+    job = args.job or resolver.task_type
+    task = args.task if args.task is not None else resolver.task_id
+    if job is None or task is None:
+        raise SystemExit("dtf-server: the environment does not say which task this process is")
+    return spec, job, int(task)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Starts the task and serves until interrupted."""
+    args = parse_args(argv)
+    cluster, job, task = resolve(args)
+    config = ConfigProto(virtual_gpus=args.virtual_gpus)
+    config.gpu_options.per_process_gpu_memory_fraction = args.memory_fraction
+    if args.cluster_key_file:
+        with open(args.cluster_key_file, encoding="utf-8") as f:
+            config.cluster_key = f.read().strip()
+    from dtf_notebook.distributed.server import Server
+
+    server = Server(cluster, job_name=job, task_index=task, config=config)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: server.stop())
+    print(f"ready {job} {task} {server.address} {os.getpid()}", flush=True)
+    server.join()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

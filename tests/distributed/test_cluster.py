@@ -1,0 +1,185 @@
+"""Multi-process cluster tests: every task is its own OS process on loopback ports picked at run time."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import dtf_notebook.compat.v1 as tf
+from tests.distributed.cluster_util import ProcessCluster, run_client
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with ProcessCluster({"ps": 1, "worker": 2}, extra_args={"worker": ["--virtual-gpus", "2"]}) as c:
+        yield c
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    with tf.Graph().as_default() as g:
+        yield g
+
+
+def test_seed_000_pinning_across_tasks(cluster):
+    with tf.device("/job:ps/task:0/cpu:0"):
+        a = tf.constant(1.0)
+    with tf.device("/job:worker/task:0/gpu:1"):
+        b = a + 2
+    c = a + b
+    with tf.Session(cluster.target("worker", 1)) as sess:
+        assert sess.run(c) == 4.0
+        names = [d.name for d in sess.list_devices()]
+    assert "/job:worker/replica:0/task:0/device:GPU:1" in names
+    assert "/job:ps/replica:0/task:0/device:CPU:0" in names
+
+
+def test_grpc_alias_and_feeds_and_fetch_structures(cluster):
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable([[1.0], [2.0]], name="w_feed")
+    y = tf.matmul(x, w)
+    target = cluster.target("worker", 0).replace("zmq://", "grpc://")
+    with tf.Session(target) as sess:
+        sess.run(w.initializer)
+        out = sess.run({"y": y, "both": [y, x]}, {x: [[1.0, 1.0], [2.0, 0.0]]})
+    np.testing.assert_allclose(out["y"], [[3.0], [2.0]])
+    np.testing.assert_allclose(out["both"][1], [[1.0, 1.0], [2.0, 0.0]])
+
+
+SIMPLE_CLIENT = """
+import sys
+import dtf_notebook.compat.v1 as tf
+
+x = tf.Variable(0.0, name="x")
+increment_x = tf.assign(x, x + 1)
+
+with tf.Session(sys.argv[1]) as sess:
+    if sys.argv[2:] == ["init"]:
+        sess.run(x.initializer)
+    sess.run(increment_x)
+    print(x.eval())
+"""
+
+
+def test_seed_002_shared_variable_across_clients_and_reset(cluster):
+    assert run_client(SIMPLE_CLIENT, cluster.target("worker", 0), "init").strip() == "1.0"
+    assert run_client(SIMPLE_CLIENT, cluster.target("worker", 1)).strip() == "2.0"
+    tf.Session.reset(cluster.target("worker", 0))
+    x = tf.Variable(0.0, name="x")
+    with tf.Session(cluster.target("worker", 1)) as sess:
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value x"):
+            sess.run(x)
+
+
+def test_containers_and_reset_of_named_container(cluster):
+    with tf.container("experiment"):
+        v = tf.Variable(5.0, name="cv")
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        sess.run(v.initializer)
+        assert sess.run(v) == 5.0
+    tf.Session.reset(cluster.target("worker", 1), ["experiment"])
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        with pytest.raises(tf.errors.FailedPreconditionError):
+            sess.run(v)
+
+
+def test_concurrent_sessions_lose_no_update(cluster, fresh_graph):
+    with tf.device("/job:ps/task:0"):
+        counter = tf.Variable(0.0, name="counter")
+    inc = tf.assign_add(counter, 1.0, use_locking=True)
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        sess.run(counter.initializer)
+    errors_seen = []
+
+    def client(i):
+        try:
+            with tf.Session(cluster.target("worker", i % 2), graph=fresh_graph) as s:
+                for _ in range(200):
+                    s.run(inc)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors_seen.append(e)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not errors_seen
+    with tf.Session(cluster.target("worker", 1)) as sess:
+        assert sess.run(counter) == 16 * 200
+
+
+def test_placement_error_names_node_and_devices(cluster):
+    with tf.device("/job:worker/task:0/gpu:7"):
+        bad = tf.constant(1.0, name="on_missing_gpu")
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="on_missing_gpu.*GPU:7"):
+            sess.run(bad)
+
+
+def test_session_to_missing_task_fails_in_bounded_time():
+    from tests.distributed.cluster_util import free_port
+
+    spec = {"worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
+    server = tf.train.Server(spec, job_name="worker", task_index=0)
+    try:
+        config = tf.ConfigProto(cluster_wait_secs=1.0)
+        start = time.monotonic()
+        with pytest.raises(tf.errors.UnavailableError, match="task:1"):
+            with tf.Session(server.target, config=config) as sess:
+                sess.run(tf.constant(1.0))
+        assert time.monotonic() - start < 15
+    finally:
+        server.stop()
+
+
+def test_dead_task_gives_unavailable_and_restart_gives_aborted():
+    with ProcessCluster({"ps": 1, "worker": 1}) as c:
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(1.0, name="v_dead")
+        inc = tf.assign_add(v, 1.0)
+        with tf.Session(c.target("worker", 0)) as sess:
+            sess.run(v.initializer)
+            sess.run(inc)
+            c.kill("ps", 0)
+            start = time.monotonic()
+            with pytest.raises((tf.errors.UnavailableError, tf.errors.AbortedError)):
+                sess.run(inc)
+            assert time.monotonic() - start < 15
+            c.start_task("ps", 0)
+            with pytest.raises((tf.errors.AbortedError, tf.errors.UnavailableError)):
+                sess.run(inc)
+        # A new session on the restarted cluster works again (state was lost with the old ps).
+        with tf.Session(c.target("worker", 0)) as sess:
+            sess.run(v.initializer)
+            assert sess.run(inc) == 2.0
+
+
+def test_server_stop_releases_port_for_restart():
+    from tests.distributed.cluster_util import free_port
+
+    spec = {"local": [f"127.0.0.1:{free_port()}"]}
+    server = tf.train.Server(spec)
+    server.stop()
+    again = tf.train.Server(spec)
+    try:
+        with tf.Session(again.target) as sess:
+            assert sess.run(tf.constant(3.0)) == 3.0
+    finally:
+        again.stop()
+
+
+def test_hello_world_local_server():
+    c = tf.constant("Hello, distributed TensorFlow!")
+    server = tf.train.Server.create_local_server()
+    try:
+        with tf.Session(server.target) as sess:
+            assert sess.run(c) == b"Hello, distributed TensorFlow!"
+    finally:
+        server.stop()

@@ -35,6 +35,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import zmq
+from zmq.utils import z85
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
@@ -45,7 +46,7 @@ Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Seque
 # ---- CurveZMQ keys derived from a shared cluster key --------------------------------------------
 def _z85_secret(cluster_key: str, role: str) -> bytes:
     digest = hashlib.sha256(f"dtf_notebook/{role}/{cluster_key}".encode()).digest()
-    return zmq.utils.z85.encode(digest)
+    return z85.encode(digest)
 
 
 def curve_keys(cluster_key: str) -> dict[str, bytes]:
@@ -237,7 +238,7 @@ class _KeyCheck:
         self._allowed = allowed
 
     def callback(self, domain: str, key: bytes) -> bool:
-        return zmq.utils.z85.encode(key) == self._allowed if len(key) == 32 else key == self._allowed
+        return z85.encode(key) == self._allowed if len(key) == 32 else key == self._allowed
 
 
 # ---- client end -------------------------------------------------------------------------------

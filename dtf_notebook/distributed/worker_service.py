@@ -17,8 +17,7 @@ Requests (method → header fields → reply):
 * ``ListVariables`` (containers) → name, container, shape, dtype, device and min/max/mean/norm of each variable.
 
 Example:
-    >>> from dtf_notebook.runtime import values
-from dtf_notebook.runtime.config import ConfigProto
+    >>> from dtf_notebook.runtime.config import ConfigProto
     >>> worker = WorkerService("localhost", 0, ConfigProto(), peers=None)
     >>> header, _ = worker.handle("GetStatus", {}, [])
     >>> header["devices"][0]["name"]

@@ -386,6 +386,13 @@ def test_encode_graph_def_rejects_bad_graph_defs(graph_def, match):
         wire.encode_graph_def(graph_def)
 
 
+def nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def node(**attr):
     return {"node": [{"name": "n", "op": "NoOp", "input": [], "device": "", "attr": attr}]}
 
@@ -406,142 +413,7 @@ def node(**attr):
         (node(x={"__scalar__": 0}), "not 0-d"),
         (node(x={"__shape__": [-1]}), "Bad TensorShape"),
         (node(x={"__dict__": {"k": {"bad": 1}}}), "malformed tag 'bad'"),
-        (
-            node(
-                x=[
-                    [
-                        [
-                            [
-                                [
-                                    [
-                                        [
-                                            [
-                                                [
-                                                    [
-                                                        [
-                                                            [
-                                                                [
-                                                                    [
-                                                                        [
-                                                                            [
-                                                                                [
-                                                                                    [
-                                                                                        [
-                                                                                            [
-                                                                                                [
-                                                                                                    [
-                                                                                                        [
-                                                                                                            [
-                                                                                                                [
-                                                                                                                    [
-                                                                                                                        [
-                                                                                                                            [
-                                                                                                                                [
-                                                                                                                                    [
-                                                                                                                                        [
-                                                                                                                                            [
-                                                                                                                                                [
-                                                                                                                                                    [
-                                                                                                                                                        [
-                                                                                                                                                            [
-                                                                                                                                                                [
-                                                                                                                                                                    [
-                                                                                                                                                                        [
-                                                                                                                                                                            [
-                                                                                                                                                                                [
-                                                                                                                                                                                    [
-                                                                                                                                                                                        [
-                                                                                                                                                                                            [
-                                                                                                                                                                                                [
-                                                                                                                                                                                                    [
-                                                                                                                                                                                                        [
-                                                                                                                                                                                                            [
-                                                                                                                                                                                                                [
-                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                                                                    []
-                                                                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                ]
-                                                                                                                                                                                                            ]
-                                                                                                                                                                                                        ]
-                                                                                                                                                                                                    ]
-                                                                                                                                                                                                ]
-                                                                                                                                                                                            ]
-                                                                                                                                                                                        ]
-                                                                                                                                                                                    ]
-                                                                                                                                                                                ]
-                                                                                                                                                                            ]
-                                                                                                                                                                        ]
-                                                                                                                                                                    ]
-                                                                                                                                                                ]
-                                                                                                                                                            ]
-                                                                                                                                                        ]
-                                                                                                                                                    ]
-                                                                                                                                                ]
-                                                                                                                                            ]
-                                                                                                                                        ]
-                                                                                                                                    ]
-                                                                                                                                ]
-                                                                                                                            ]
-                                                                                                                        ]
-                                                                                                                    ]
-                                                                                                                ]
-                                                                                                            ]
-                                                                                                        ]
-                                                                                                    ]
-                                                                                                ]
-                                                                                            ]
-                                                                                        ]
-                                                                                    ]
-                                                                                ]
-                                                                            ]
-                                                                        ]
-                                                                    ]
-                                                                ]
-                                                            ]
-                                                        ]
-                                                    ]
-                                                ]
-                                            ]
-                                        ]
-                                    ]
-                                ]
-                            ]
-                        ]
-                    ]
-                ]
-            ),
-            "deeper than 64",
-        ),
+        (node(x=nested(70)), "deeper than 64"),
     ],
 )
 def test_decode_graph_def_rejects_malformed_data(plain, match):
@@ -560,6 +432,28 @@ def valid_messages() -> list[list[bytes]]:
         ({"graph": plain}, tensors),
     ]
     return [[bytes(f) for f in wire.encode_message(h, t, chunk_bytes=16)] for h, t in samples]
+
+
+JUNK = [
+    None,
+    3,
+    -1,
+    99,
+    "s",
+    "float32",
+    b"b",
+    [],
+    [{}],
+    [1, "a"],
+    {"dtype": []},
+    {"__tensor__": 7},
+    {"__tuple__": 1},
+    {"__dtype__": "nope"},
+    {"__scalar__": 0},
+    {"__shape__": [None, -3]},
+    {"__dict__": {"k": {}}},
+    {"a": 1, "b": 2},
+]
 
 
 def mutate(rng: random.Random, messages: list[list[bytes]]) -> list:
@@ -586,9 +480,15 @@ def mutate(rng: random.Random, messages: list[list[bytes]]) -> list:
             key = rng.choice(sorted(meta))
             meta[key] = rng.choice([-1, 0, 1, 2**63, 2**40, True, None, "float32", "string", [], [2**31] * 3, [-5]])
             frames[0] = msgpack.packb(header)
-    elif kind == 5:  # insert junk values into the header
+    elif kind == 5:  # put junk into the header, or into one node of the graph it carries
         header = msgpack.unpackb(frames[0])
-        header[rng.choice(["tensors", "x"])] = rng.choice([None, 3, "s", [{}], {"dtype": []}])
+        junk = rng.choice(JUNK)
+        if "graph" in header and rng.random() < 0.8:
+            target = rng.choice(header["graph"]["node"])
+            target = rng.choice([target, target["attr"]])
+            target[rng.choice([*target, "__tensor__"])] = junk
+        else:
+            header[rng.choice(["tensors", "x"])] = junk
         frames[0] = msgpack.packb(header)
     elif kind == 6:  # non-bytes frames
         frames[i] = rng.choice([None, 5, "text", object(), [1]])
@@ -600,7 +500,7 @@ def mutate(rng: random.Random, messages: list[list[bytes]]) -> list:
 def test_fuzzed_messages_only_ever_raise_wire_error():
     rng = random.Random(20240611)
     messages = valid_messages()
-    limits = [wire.DEFAULT_LIMITS, WireLimits(max_header_bytes=4096, max_tensor_bytes=1 << 16, max_frames=64)]
+    limits = [wire.DEFAULT_LIMITS, WireLimits(max_header_bytes=16384, max_tensor_bytes=1 << 16, max_frames=64)]
     outcomes = {"ok": 0, "rejected": 0}
     for n in range(2000):
         frames = mutate(rng, messages)

@@ -5,7 +5,8 @@ them all, installs ``Tensor.__getitem__`` and the auto-packing conversion for li
 builders are re-exported by :mod:`dtf_notebook.ops.array_ops`. Modules only import those listed
 before them (gradients may import later ones lazily):
 
-- ``common``, ``static_values``, ``conversions``: helpers (scopes, error texts, shape-like arguments)
+- ``common``, ``diagnostics``, ``static_values``, ``conversions``: helpers (scopes and kernel caches, TF's
+  error texts, values known while building, shape-like arguments)
 - ``shape_ops``: shape, size, rank
 - ``reshape``: reshape, expand_dims, squeeze, broadcast_to
 - ``transpose``: transpose, invert_permutation
@@ -23,6 +24,7 @@ from dtf_notebook.ops.array import (  # noqa: F401 - imported for their registra
     common,
     concat_split,
     conversions,
+    diagnostics,
     fill,
     gather,
     getitem,

@@ -76,7 +76,7 @@ def remember(cache: dict, key: Any, value: Any) -> Any:
     return value
 
 
-def cached(cache: dict, key: Any, make: Callable[[], Any]) -> Any:
-    """``make()``, computed once per ``key`` (a kernel plans once per distinct input shape)."""
+def cached(cache: dict, key: Any, make: Callable[..., Any], *args: Any) -> Any:
+    """``make(*args)``, computed once per ``key`` (a kernel plans once per distinct input shape)."""
     value = cache.get(key)
-    return value if value is not None else remember(cache, key, make())
+    return value if value is not None else remember(cache, key, make(*args))

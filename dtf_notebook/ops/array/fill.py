@@ -271,6 +271,9 @@ def _one_hot_kernel(op: Operation, ctx: Any):
     device = ctx.device
     classes: dict[tuple[int, int], torch.Tensor] = {}
 
+    def positions(depth: int, trailing: int) -> torch.Tensor:
+        return torch.arange(depth, device=device).view((depth,) + (1,) * trailing)
+
     def run(idx: torch.Tensor, depth_v: Any, on: torch.Tensor, off: torch.Tensor) -> torch.Tensor:
         depth = static if static is not None else int(depth_v)
         if depth < 0:
@@ -279,8 +282,7 @@ def _one_hot_kernel(op: Operation, ctx: Any):
         if a > idx.ndim:
             raise invalid(op, f"Expected axis to be -1 or between [0, {idx.ndim + 1}).  But received: {axis}")
         trailing = idx.ndim - a
-        shape = (depth,) + (1,) * trailing
-        c = cached(classes, (depth, trailing), lambda: torch.arange(depth, device=device).view(shape))
+        c = cached(classes, (depth, trailing), positions, depth, trailing)
         return torch.where(idx.unsqueeze(a) == c, on, off)
 
     return run

@@ -213,13 +213,11 @@ def _pad_planner(op: Operation, make: Callable[[tuple[int, ...], list[tuple[int,
     static = const_ints(op.inputs[1])
     cache: dict[Any, Any] = {}
 
+    def build(x: Any, p_value: Any) -> Any:
+        return make(tuple(x.shape), _pad_pairs(op, x, p_value))
+
     def plan(x: Any, p_value: Any) -> Any:
-        key = tuple(x.shape)
-
-        def build() -> Any:
-            return make(key, _pad_pairs(op, x, static if static is not None else p_value))
-
-        return cached(cache, key, build) if static is not None else build()
+        return cached(cache, tuple(x.shape), build, x, static) if static is not None else build(x, p_value)
 
     return plan
 

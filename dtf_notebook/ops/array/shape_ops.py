@@ -119,12 +119,16 @@ def _measure_infer(measure: _Measure) -> Callable[[Operation], list]:
 def _measure_kernel(measure: _Measure) -> Callable[[Operation, Any], Callable[[Any], torch.Tensor]]:
     def kernel(op: Operation, ctx: Any) -> Callable[[Any], torch.Tensor]:
         tdtype, device = torch_dtype(_out_type(op, measure)), ctx.device
+        measure_value = measure.runtime
         cache: dict[Any, torch.Tensor] = {}
 
+        def to_tensor(value: Any) -> torch.Tensor:
+            return torch.tensor(value, dtype=tdtype, device=device)
+
         def run(x: Any) -> torch.Tensor:
-            value = measure.runtime(x)
+            value = measure_value(x)
             # One small tensor per distinct value, reused across steps (consumers never mutate inputs).
-            return cached(cache, value, lambda: torch.tensor(value, dtype=tdtype, device=device))
+            return cached(cache, value, to_tensor, value)
 
         return run
 

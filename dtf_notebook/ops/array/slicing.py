@@ -127,7 +127,7 @@ def _slice_kernel(op: Operation, ctx: Any):
     def run(x: Any, begin_v: Any, size_v: Any) -> Any:
         dims = tuple(x.shape)
         if static:
-            return x[cached(cache, dims, lambda: index(dims, begin_c, size_c))]
+            return x[cached(cache, dims, index, dims, begin_c, size_c)]
         return x[index(dims, to_list(begin_v), to_list(size_v))]
 
     return run
@@ -247,7 +247,7 @@ def _planner(op: Operation) -> Callable[[tuple[int, ...], Any, Any, Any], tuple[
 
     def plan(dims: tuple[int, ...], b: Any, e: Any, s: Any) -> tuple[Any, ...]:
         if static is not None:
-            return cached(cache, dims, lambda: make(dims, *static))
+            return cached(cache, dims, make, dims, *static)
         return make(dims, to_list(b), to_list(e), to_list(s))
 
     return plan

@@ -32,13 +32,10 @@ from dtf_notebook.ops import array_ops
 from dtf_notebook.ops.nn.common import FLOATS, INDEX, check_data_format, with_rank
 from dtf_notebook.ops.nn.conv_window import (
     Window,
-    check_unit_outer,
     crop,
-    get_sequence,
     out_size,
     pad,
     padded_size,
-    padding_attrs,
     sizes_value,
     spatial,
 )
@@ -55,16 +52,8 @@ def _conv_attrs(op: Any) -> dict[str, Any]:
 def _make_conv_attrs(
     strides: Any, padding: Any, data_format: Any, dilations: Any, use_cudnn_on_gpu: bool, op_type: str
 ) -> dict[str, Any]:
-    fmt = check_data_format(data_format)
-    channel_index = 1 if fmt == "NCHW" else 3
-    strides_ = get_sequence(strides, 2, channel_index, "strides")
-    dilations_ = get_sequence(dilations, 2, channel_index, "dilations")
-    nchw = fmt == "NCHW"
-    check_unit_outer(strides_, nchw, "strides", op_type)
-    check_unit_outer(dilations_, nchw, "dilations", op_type)
-    if min(strides_) < 1 or min(dilations_) < 1:
-        raise ValueError(f"{op_type}: strides and dilations must be positive, got {strides_} and {dilations_}")
-    mode, explicit = padding_attrs(padding, fmt)
+    window = window_attrs(op_type, data_format, ("strides", strides), ("dilations", dilations), padding, pool=False)
+    fmt, strides_, dilations_, mode, explicit = window
     values = (strides_, mode, explicit, fmt, dilations_, bool(use_cudnn_on_gpu))
     return dict(zip(_ATTRS, values))
 

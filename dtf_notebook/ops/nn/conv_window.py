@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.ops.nn.common import check_data_format
 from dtf_notebook.ops.op_helpers import constant_value
 
 #: Explicit padding ``(top, bottom, left, right)``, or None when torch's implicit padding does it.
@@ -88,6 +89,29 @@ def check_unit_outer(values: Sequence[int], nchw: bool, what: str, op_type: str)
                 f"{op_type}: Current implementation does not yet support strides in the batch and depth dimensions."
             )
         raise ValueError(f"{op_type}: {what} in the batch and depth dimensions must be 1, got {list(values)}")
+
+
+def window_attrs(
+    op_type: str, data_format: Any, first: tuple[str, Any], second: tuple[str, Any], padding: Any, pool: bool
+) -> tuple[str, list[int], list[int], str, list[int]]:
+    """Validated window attrs of a conv (``strides``, ``dilations``) or pool (``ksize``, ``strides``) builder.
+
+    ``first`` and ``second`` are ``(attr name, value)``; returns ``(data_format, first, second, padding mode,
+    explicit_paddings)`` with both attrs as 4 values in ``data_format`` order.
+    """
+    fmt = check_data_format(data_format)
+    nchw = fmt == "NCHW"
+    (name1, value1), (name2, value2) = first, second
+    seq1 = get_sequence(value1, 2, 1 if nchw else 3, name1)
+    seq2 = get_sequence(value2, 2, 1 if nchw else 3, name2)
+    if pool and (seq1[0] != 1 or seq2[0] != 1):
+        raise ValueError(f"{op_type}: Pooling is not yet supported on the batch dimension.")
+    check_unit_outer(seq1, nchw, name1, op_type)
+    check_unit_outer(seq2, nchw, name2, op_type)
+    if min(seq1) < 1 or min(seq2) < 1:
+        raise ValueError(f"{op_type}: {name1} and {name2} must be positive, got {seq1} and {seq2}")
+    mode, explicit = padding_attrs(padding, fmt)
+    return fmt, seq1, seq2, mode, explicit
 
 
 def out_size(size: int | None, k: int | None, stride: int, dilation: int, mode: str, pads: Sequence[int]) -> int | None:

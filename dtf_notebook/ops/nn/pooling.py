@@ -26,17 +26,14 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops import array_ops
-from dtf_notebook.ops.nn.common import FLOATS, REALS, check_data_format, with_rank
+from dtf_notebook.ops.nn.common import FLOATS, REALS, with_rank
 from dtf_notebook.ops.nn.conv_window import (
     Pads,
     Window,
-    check_unit_outer,
     crop,
-    get_sequence,
     out_size,
     pad,
     padded_size,
-    padding_attrs,
     sizes_value,
     spatial,
 )
@@ -47,18 +44,8 @@ _ATTRS = ("ksize", "strides", "padding", "data_format")
 
 # ---- attrs and shapes -------------------------------------------------------------------------------
 def _make_pool_attrs(ksize: Any, strides: Any, padding: Any, data_format: Any, op_type: str) -> dict[str, Any]:
-    fmt = check_data_format(data_format)
-    channel_index = 1 if fmt == "NCHW" else 3
-    ksize_ = get_sequence(ksize, 2, channel_index, "ksize")
-    strides_ = get_sequence(strides, 2, channel_index, "strides")
-    nchw = fmt == "NCHW"
-    if ksize_[0] != 1 or strides_[0] != 1:
-        raise ValueError(f"{op_type}: Pooling is not yet supported on the batch dimension.")
-    check_unit_outer(ksize_, nchw, "ksize", op_type)
-    check_unit_outer(strides_, nchw, "strides", op_type)
-    if min(ksize_) < 1 or min(strides_) < 1:
-        raise ValueError(f"{op_type}: ksize and strides must be positive, got {ksize_} and {strides_}")
-    mode, _ = padding_attrs(padding, fmt)
+    window = window_attrs(op_type, data_format, ("ksize", ksize), ("strides", strides), padding, pool=True)
+    fmt, ksize_, strides_, mode, _ = window
     if mode == "EXPLICIT":
         raise ValueError(f"{op_type}: padding must be 'SAME' or 'VALID', got {padding!r}")
     return {"ksize": ksize_, "strides": strides_, "padding": mode, "data_format": fmt}

@@ -1,0 +1,1 @@
+"""Tests of the math ops (``dtf_notebook.ops.math``), one file per family."""

@@ -120,7 +120,8 @@ class MasterSession:
             if op.name in self._placement_errors:
                 raise errors.InvalidArgumentError(op.node_def, op, self._placement_errors[op.name])
         plan = _StepPlan()
-        nodes, placement, output_types, order = self._node_data(ops, fed, feed_tensors, plan)
+        placement = self._fold_constants(ops)
+        nodes, placement, output_types, order = self._node_data(ops, fed, feed_tensors, plan, placement)
         parts = partition(nodes, placement, output_types)
         for index, tensor in enumerate(fetch_tensors):
             if tensor in fed:
@@ -138,8 +139,23 @@ class MasterSession:
             plan.handles[task] = reply["graph_handle"]
         return plan
 
-    def _node_data(self, ops, fed, feed_tensors, plan):
+    def _fold_constants(self, ops: list[Any]) -> dict[str, str]:
+        """Placement of ``ops``, with unpinned small constants moved to the task that uses them.
+
+        Shipping a constant costs a message per step; keeping a copy where it is consumed costs nothing
+        (TF does the same).
+        """
         placement = {op.name: self._placement[op.name] for op in ops}
+        needed = set(ops)
+        for op in ops:
+            if op.type != "Const" or op.device or "_class" in op.attrs or op.get_attr("value").size > 1024:
+                continue
+            devices = {placement[c.name] for t in op.outputs for c in t.consumers() if c in needed}
+            if len(devices) == 1:
+                placement[op.name] = devices.pop()
+        return placement
+
+    def _node_data(self, ops, fed, feed_tensors, plan, placement):
         output_types = {op.name: [(t.dtype.name, t.shape.as_tuple()) for t in op.outputs] for op in ops}
         order = {op.name: float(op._id) for op in ops}
         nodes = []

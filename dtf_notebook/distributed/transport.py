@@ -124,7 +124,7 @@ class ServiceSocket:
                 bound = self._router.bind_to_random_port(f"tcp://{host}")
                 self.address = f"{host}:{bound}"
             else:
-                self._router.bind(_tcp(address))
+                _bind_with_retry(self._router, _tcp(address))
                 self.address = address
         except zmq.ZMQError as e:
             self._router.close(0)
@@ -220,6 +220,20 @@ class ServiceSocket:
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._auth is not None:
             self._auth.stop()
+
+
+def _bind_with_retry(sock: zmq.Socket, endpoint: str, patience: float = 3.0) -> None:
+    """Binds, retrying briefly while the port is still held: ZeroMQ releases a closed socket's port
+    asynchronously, so a task restarted on its own port right after ``stop()`` may race the release."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            sock.bind(endpoint)
+            return
+        except zmq.ZMQError as e:
+            if e.errno != zmq.EADDRINUSE or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _start_authenticator(context: zmq.Context, cluster_key: str) -> Any:

@@ -17,7 +17,6 @@ from typing import Any
 
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import register_tensor_conversion_function
-from dtf_notebook.framework.graph import Graph
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops import array_ops, identity_ops
@@ -142,21 +141,11 @@ class PartitionedVariable:
             with graph.name_scope(None):
                 return identity_ops.identity(concatenated, name=self._name)
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dtype(self) -> dtypes.DType:
-        return self._dtype
-
-    @property
-    def shape(self) -> TensorShape:
-        return self._shape
-
-    @property
-    def graph(self) -> Graph:
-        return self._variable_list[0].graph
+    name = property(lambda self: self._name)
+    dtype = property(lambda self: self._dtype)
+    #: The full (unpartitioned) shape.
+    shape = property(lambda self: self._shape)
+    graph = property(lambda self: self._variable_list[0].graph)
 
     def get_shape(self) -> TensorShape:
         """The full (unpartitioned) shape."""

@@ -256,30 +256,17 @@ class _PureVariableScope:
         self,
         name_or_scope: str | VariableScope,
         reuse: Any = None,
-        initializer: Any = None,
-        regularizer: Any = None,
-        caching_device: Any = None,
-        partitioner: Any = None,
-        custom_getter: Any = None,
         old_name_scope: str | None = None,
-        dtype: Any = dtypes.float32,
-        use_resource: Any = None,
         constraint: Any = None,
+        **defaults: Any,
     ) -> None:
         self._name_or_scope = name_or_scope
         self._reuse = reuse
         self._old_name_scope = old_name_scope
         self._constraint = constraint
-        # Defaults set on the entered scope where given (None: the base scope's).
-        self._overrides = {
-            "initializer": initializer,
-            "regularizer": regularizer,
-            "caching_device": caching_device,
-            "partitioner": partitioner,
-            "custom_getter": custom_getter,
-            "dtype": dtype,
-            "use_resource": use_resource,
-        }
+        # Defaults (initializer, regularizer, caching_device, partitioner, custom_getter, dtype, use_resource)
+        # set on the entered scope where given; None keeps the base scope's, and dtype is float32 if left out.
+        self._overrides = {"dtype": dtypes.float32, **defaults}
         self._store = _get_variable_scope_store()
 
     def _apply_overrides(self, scope: VariableScope, outer_getter: Any) -> VariableScope:

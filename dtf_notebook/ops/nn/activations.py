@@ -26,50 +26,42 @@ from dtf_notebook.ops import array_ops, math_ops
 from dtf_notebook.ops.nn.common import FLOATS, REALS
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, same_as_input
 
-
-def _unary(op_type: str, features: Any, name: str | None, allowed: Sequence[dtypes.DType]) -> Tensor:
-    x = convert_to_tensor(features, name="features")
-    check_dtype(x, allowed, op_type, "features")
-    return make_op(op_type, [x], name=name or op_type).outputs[0]
-
-
-def relu(features: Any, name: str | None = None) -> Tensor:
-    """Rectified linear unit: ``max(features, 0)``.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     with tf.Session() as sess:
-        ...         print(sess.run(tf.nn.relu([-1.0, 0.5, 2.0])))
-        [0.  0.5 2. ]
-    """
-    return _unary("Relu", features, name, REALS)
+#: name -> (op type, dtypes accepted, summary, what the example prints: the op of [-1.0, 8.0], rounded).
+_ACTIVATIONS = {
+    "relu": ("Relu", REALS, "Rectified linear unit: ``max(features, 0)``.", "[0. 8.]"),
+    "relu6": ("Relu6", REALS, "Rectified linear 6: ``min(max(features, 0), 6)``.", "[0. 6.]"),
+    "elu": ("Elu", FLOATS, "ELU: ``features`` if positive, else ``exp(features) - 1``.", "[-0.6321  8.    ]"),
+    "softplus": ("Softplus", FLOATS, "Softplus: ``log(exp(features) + 1)``, without overflow.", "[0.3133 8.0003]"),
+    "softsign": ("Softsign", FLOATS, "Softsign: ``features / (abs(features) + 1)``.", "[-0.5     0.8889]"),
+}
 
 
-def relu6(features: Any, name: str | None = None) -> Tensor:
-    """Rectified linear 6: ``min(max(features, 0), 6)``.
+def _activation(fn_name: str):
+    """The builder ``fn_name(features, name=None)`` of a one-input op of :data:`_ACTIVATIONS`."""
+    op_type, allowed, summary, prints = _ACTIVATIONS[fn_name]
 
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     with tf.Session() as sess:
-        ...         print(sess.run(tf.nn.relu6([-1.0, 3.0, 8.0])))
-        [0. 3. 6.]
-    """
-    return _unary("Relu6", features, name, REALS)
+    def activation(features: Any, name: str | None = None) -> Tensor:
+        x = convert_to_tensor(features, name="features")
+        check_dtype(x, allowed, op_type, "features")
+        return make_op(op_type, [x], name=name or op_type).outputs[0]
 
-
-def elu(features: Any, name: str | None = None) -> Tensor:
-    """Exponential linear unit: ``features`` if positive, else ``exp(features) - 1``.
+    activation.__name__ = activation.__qualname__ = fn_name
+    activation.__doc__ = f"""{summary}
 
     Example:
         >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     with tf.Session() as sess:
-        ...         print(sess.run(tf.nn.elu([-1.0, 2.0])).round(4))
-        [-0.6321  2.    ]
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     print(sess.run(tf.nn.{fn_name}([-1.0, 8.0])).round(4))
+        {prints}
     """
-    return _unary("Elu", features, name, FLOATS)
+    return activation
+
+
+relu = _activation("relu")
+relu6 = _activation("relu6")
+elu = _activation("elu")
+softplus = _activation("softplus")
+softsign = _activation("softsign")
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
@@ -87,32 +79,6 @@ def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Te
         x = math_ops.cast(x, dtypes.float32)
     check_dtype(x, FLOATS, "LeakyRelu", "features")
     return make_op("LeakyRelu", [x], {"alpha": float(alpha)}, name=name or "LeakyRelu").outputs[0]
-
-
-def softplus(features: Any, name: str | None = None) -> Tensor:
-    """Softplus: ``log(exp(features) + 1)``, computed without overflow.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     with tf.Session() as sess:
-        ...         print(sess.run(tf.nn.softplus([0.0, 100.0])).round(4))
-        [  0.6931 100.    ]
-    """
-    return _unary("Softplus", features, name, FLOATS)
-
-
-def softsign(features: Any, name: str | None = None) -> Tensor:
-    """Softsign: ``features / (abs(features) + 1)``.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     with tf.Session() as sess:
-        ...         print(sess.run(tf.nn.softsign([-3.0, 1.0])))
-        [-0.75  0.5 ]
-    """
-    return _unary("Softsign", features, name, FLOATS)
 
 
 # ---- rectifier kernels ----------------------------------------------------------------------------

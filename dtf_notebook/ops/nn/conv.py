@@ -30,15 +30,7 @@ from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
 from dtf_notebook.ops import array_ops
 from dtf_notebook.ops.nn.common import FLOATS, INDEX, check_data_format, with_rank
-from dtf_notebook.ops.nn.conv_window import (
-    Window,
-    crop,
-    out_size,
-    pad,
-    padded_size,
-    sizes_value,
-    spatial,
-)
+from dtf_notebook.ops.nn.conv_window import Window, crop, out_size, pad, padded_size, sizes_value, spatial, window_attrs
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, shape_from_tensor
 
 _ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu")

@@ -36,6 +36,7 @@ from dtf_notebook.ops.nn.conv_window import (
     padded_size,
     sizes_value,
     spatial,
+    window_attrs,
 )
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, shape_from_tensor
 
@@ -268,36 +269,35 @@ op_registry.register_op(
 
 
 # ---- builders ---------------------------------------------------------------------------------------
-def _pool(
-    op_type: str,
-    value: Any,
-    input: Any,  # noqa: A002 - TF's name
-    ksize: Any,
-    strides: Any,
-    padding: Any,
-    data_format: Any,
-    name: str | None,
-    allowed: Sequence[dtypes.DType],
-    arg: str,
-) -> Tensor:
-    """Builds a ``MaxPool``/``AvgPool`` of ``value`` (or its alias ``input``); ``arg`` names it in dtype errors."""
-    if value is not None and input is not None:
-        raise ValueError("Cannot specify both 'value' and 'input'.")
-    x = convert_to_tensor(input if value is None else value, name="input")
-    check_dtype(x, allowed, op_type, arg)
-    attrs = _make_pool_attrs(ksize, strides, padding, data_format, op_type)
-    return make_op(op_type, [x], attrs, name=name or op_type).outputs[0]
+def _pool_builder(fn_name: str, op_type: str, allowed: Sequence[dtypes.DType], arg: str, doc: str):
+    """The builder ``fn_name`` of ``op_type``; ``arg`` names its input in dtype errors, ``doc`` is its docstring."""
+
+    def pool(
+        value: Any = None,
+        ksize: Any = None,
+        strides: Any = None,
+        padding: Any = None,
+        data_format: str = "NHWC",
+        name: str | None = None,
+        input: Any = None,  # noqa: A002 - TF's name
+    ) -> Tensor:
+        if value is not None and input is not None:
+            raise ValueError("Cannot specify both 'value' and 'input'.")
+        x = convert_to_tensor(input if value is None else value, name="input")
+        check_dtype(x, allowed, op_type, arg)
+        attrs = _make_pool_attrs(ksize, strides, padding, data_format, op_type)
+        return make_op(op_type, [x], attrs, name=name or op_type).outputs[0]
+
+    pool.__name__ = pool.__qualname__ = fn_name
+    pool.__doc__ = doc
+    return pool
 
 
-def max_pool(
-    value: Any = None,
-    ksize: Any = None,
-    strides: Any = None,
-    padding: Any = None,
-    data_format: str = "NHWC",
-    name: str | None = None,
-    input: Any = None,  # noqa: A002 - TF's name
-) -> Tensor:
+max_pool = _pool_builder(
+    "max_pool",
+    "MaxPool",
+    REALS,
+    "input",
     """Max pooling over ``ksize`` windows of a 4-D tensor; ``SAME`` padding never wins the max.
 
     Args:
@@ -317,8 +317,39 @@ def max_pool(
         ...         print(sess.run(y)[0, :, :, 0])
         [[4. 5.]
          [7. 8.]]
-    """
-    return _pool("MaxPool", value, input, ksize, strides, padding, data_format, name, REALS, "input")
+    """,
+)
+avg_pool = _pool_builder(
+    "avg_pool",
+    "AvgPool",
+    FLOATS,
+    "value",
+    """Average pooling over ``ksize`` windows; with ``SAME`` padding each average counts only real elements.
+
+    Arguments are those of :func:`max_pool`.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     print(sess.run(tf.nn.avg_pool(tf.reshape(tf.range(9.0), [1, 3, 3, 1]), 2, 2, "SAME"))[0, :, :, 0])
+        [[2.  3.5]
+         [6.5 8. ]]
+    """,
+)
+avg_pool2d = _pool_builder(
+    "avg_pool2d",
+    "AvgPool",
+    FLOATS,
+    "value",
+    """Another name of :func:`avg_pool`.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     tf.nn.avg_pool2d(tf.ones([1, 5, 5, 2]), 2, 2, "SAME").shape.as_list()
+        [1, 3, 3, 2]
+    """,
+)
 
 
 def max_pool2d(
@@ -338,49 +369,3 @@ def max_pool2d(
         [1, 2, 2, 3]
     """
     return max_pool(input, ksize, strides, padding, data_format, name)
-
-
-def avg_pool(
-    value: Any = None,
-    ksize: Any = None,
-    strides: Any = None,
-    padding: Any = None,
-    data_format: str = "NHWC",
-    name: str | None = None,
-    input: Any = None,  # noqa: A002 - TF's name
-) -> Tensor:
-    """Average pooling over ``ksize`` windows; with ``SAME`` padding each average counts only real elements.
-
-    Arguments are those of :func:`max_pool`.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     x = tf.reshape(tf.range(9.0), [1, 3, 3, 1])
-        ...     y = tf.nn.avg_pool(x, ksize=2, strides=2, padding="SAME")
-        ...     with tf.Session() as sess:
-        ...         print(sess.run(y)[0, :, :, 0])
-        [[2.  3.5]
-         [6.5 8. ]]
-    """
-    return _pool("AvgPool", value, input, ksize, strides, padding, data_format, name, FLOATS, "value")
-
-
-def avg_pool2d(
-    value: Any = None,
-    ksize: Any = None,
-    strides: Any = None,
-    padding: Any = None,
-    data_format: str = "NHWC",
-    name: str | None = None,
-    input: Any = None,  # noqa: A002 - TF's name
-) -> Tensor:
-    """Another name of :func:`avg_pool`.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     tf.nn.avg_pool2d(tf.ones([1, 5, 5, 2]), 2, 2, "SAME").shape.as_list()
-        [1, 3, 3, 2]
-    """
-    return avg_pool(value, ksize, strides, padding, data_format, name, input)

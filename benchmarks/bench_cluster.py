@@ -116,8 +116,10 @@ def ours(sizes: dict[str, int], repeats: int) -> tuple[float, dict[str, float], 
 
     spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
     procs = [
-        start([sys.executable, "-m", "dtf_notebook.server", "--cluster", json.dumps(spec), "--job", job,
-               "--task", "0"], "ready ")
+        start(
+            [sys.executable, "-m", "dtf_notebook.server", "--cluster", json.dumps(spec), "--job", job, "--task", "0"],
+            "ready ",
+        )
         for job in ("ps", "worker")
     ]
     try:
@@ -212,10 +214,14 @@ def main(argv: list[str] | None = None) -> None:
         t_w = f"{to_worker[label] / tf_numbers[1][label]:8.2f}x" if tf_numbers else "       -"
         t_c = f"{to_client[label] / tf_numbers[2][label]:8.2f}x" if tf_numbers else "       -"
         print(f"{'raw zmq one message ' + label + ' (MB/s)':44s} {mb_s(raw[label]):>12s}")
-        print(f"{'ps->worker ' + label + ' (MB/s)':44s} {mb_s(to_worker[label]):>12s} "
-              f"{to_worker[label] / raw[label]:10.2f}x {t_w}")
-        print(f"{'full fetch to client ' + label + ' (MB/s)':44s} {mb_s(to_client[label]):>12s} "
-              f"{to_client[label] / raw[label]:10.2f}x {t_c}")
+        print(
+            f"{'ps->worker ' + label + ' (MB/s)':44s} {mb_s(to_worker[label]):>12s} "
+            f"{to_worker[label] / raw[label]:10.2f}x {t_w}"
+        )
+        print(
+            f"{'full fetch to client ' + label + ' (MB/s)':44s} {mb_s(to_client[label]):>12s} "
+            f"{to_client[label] / raw[label]:10.2f}x {t_c}"
+        )
         print(f"{'  fetch / ps->worker ' + label:44s} {to_client[label] / to_worker[label]:12.2f}")
     if tf_numbers:
         print(f"{'TF sess.run(assign_add) latency (us)':44s} {tf_numbers[0] * 1e6:12.1f}")

@@ -37,8 +37,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cluster", help="cluster spec as JSON, or @path to a JSON file")
     p.add_argument("--job", help="this task's job name")
     p.add_argument("--task", type=int, help="this task's index in its job")
-    p.add_argument("--slurm-jobs", default="ps=1,worker=-1",
-                   help="under SLURM: tasks per job in rank order, -1 = the rest (default ps=1,worker=-1)")
+    p.add_argument(
+        "--slurm-jobs",
+        default="ps=1,worker=-1",
+        help="under SLURM: tasks per job in rank order, -1 = the rest (default ps=1,worker=-1)",
+    )
     p.add_argument("--slurm-port-base", type=int, default=8888)
     p.add_argument("--virtual-gpus", type=int, default=0, help="CPU-backed /gpu:N devices for this task")
     p.add_argument("--memory-fraction", type=float, default=0.0, help="per-process GPU memory fraction")

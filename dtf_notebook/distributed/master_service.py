@@ -135,7 +135,9 @@ class MasterSession:
             part = _schedule(part, order)
             plan.targets.setdefault(task, []).extend(n["name"] for n in part if n["op"] == "_Send")
             plain, tensors = wire.encode_graph_def({"node": part})
-            reply, _ = self.master.call(task, "RegisterGraph", {"graph": plain, "session": self.handle}, tensors).result()
+            reply, _ = self.master.call(
+                task, "RegisterGraph", {"graph": plain, "session": self.handle}, tensors
+            ).result()
             plan.handles[task] = reply["graph_handle"]
         return plan
 
@@ -172,10 +174,15 @@ class MasterSession:
                     if name is None:
                         name = f"{_FEED_PREFIX}{len(feed_nodes)}/{t.op.name}_{t.value_index}"
                         feed_nodes[key] = name
-                        nodes.append({
-                            "name": name, "op": "Placeholder", "input": [], "device": "",
-                            "attr": {"dtype": t.dtype, "shape": t.shape.as_tuple()},
-                        })
+                        nodes.append(
+                            {
+                                "name": name,
+                                "op": "Placeholder",
+                                "input": [],
+                                "device": "",
+                                "attr": {"dtype": t.dtype, "shape": t.shape.as_tuple()},
+                            }
+                        )
                         placement[name] = placement[op.name]
                         output_types[name] = [(t.dtype.name, t.shape.as_tuple())]
                         order[name] = -1.0
@@ -183,13 +190,14 @@ class MasterSession:
                     inputs.append(name + ":0")
                 else:
                     inputs.append(ref)
-            node["input"] = inputs + node["input"][len(op.inputs):]
+            node["input"] = inputs + node["input"][len(op.inputs) :]
             nodes.append(node)
         return nodes, placement, output_types, order
 
     # ---- running a step -------------------------------------------------------------------------
-    def run(self, feeds: list[str], fetches: list[str], targets: list[str], values: list[Any],
-            timeout: float | None) -> list[Any]:
+    def run(
+        self, feeds: list[str], fetches: list[str], targets: list[str], values: list[Any], timeout: float | None
+    ) -> list[Any]:
         plan = self.plan(feeds, fetches, targets)
         step_id = random.getrandbits(62)
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -214,7 +222,9 @@ class MasterSession:
             done, pending = wait(pending, timeout=remaining, return_when=FIRST_EXCEPTION)
             if not done:
                 first_error = first_error or errors.DeadlineExceededError(
-                    None, None, f"Step timed out after {timeout:.3g} s waiting for {sorted(task_of_future[f] for f in pending)}"
+                    None,
+                    None,
+                    f"Step timed out after {timeout:.3g} s waiting for {sorted(task_of_future[f] for f in pending)}",
                 )
                 self._abort(step_id, first_error, calls)
                 break
@@ -309,7 +319,8 @@ class MasterService:
                 break
             if time.monotonic() >= deadline:
                 raise errors.UnavailableError(
-                    None, None,
+                    None,
+                    None,
                     f"Could not create a session: {len(missing)} task(s) did not answer within "
                     f"{config.cluster_wait_secs:g} s: {', '.join(missing)}",
                 )
@@ -346,8 +357,11 @@ class MasterService:
         if method == "RunStep":
             timeout = header.get("timeout")
             results = session.run(
-                list(header.get("feeds") or []), list(header.get("fetches") or []),
-                list(header.get("targets") or []), tensors, None if timeout is None else float(timeout),
+                list(header.get("feeds") or []),
+                list(header.get("fetches") or []),
+                list(header.get("targets") or []),
+                tensors,
+                None if timeout is None else float(timeout),
             )
             return {}, results
         if method == "CloseSession":

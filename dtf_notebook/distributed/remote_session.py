@@ -34,7 +34,9 @@ class RemoteBackend:
     def __init__(self, target: str, graph: Graph, config: ConfigProto) -> None:
         scheme, _, address = target.partition("://")
         if not address or ":" not in address:
-            raise errors.InvalidArgumentError(None, None, f"Session target {target!r} needs host:port after {scheme}://")
+            raise errors.InvalidArgumentError(
+                None, None, f"Session target {target!r} needs host:port after {scheme}://"
+            )
         self.address = address.rstrip("/")
         self.config = config
         self._client = shared_client(cluster_key_of(config))
@@ -117,5 +119,6 @@ class RemoteBackend:
 def _as_device(d: dict[str, Any]) -> LocalDevice:
     import torch
 
-    return LocalDevice(d["name"], d["device_type"], d["index"], torch.device("cpu"), d.get("virtual", False),
-                       d.get("memory_limit", 0))
+    return LocalDevice(
+        d["name"], d["device_type"], d["index"], torch.device("cpu"), d.get("virtual", False), d.get("memory_limit", 0)
+    )

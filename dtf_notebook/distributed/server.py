@@ -85,7 +85,9 @@ class Server:
         cluster = ClusterSpec(server_or_cluster_def)
         if job_name is None:
             if len(cluster.jobs) != 1:
-                raise ValueError("Must specify an explicit `job_name`: the cluster has several jobs " + str(cluster.jobs))
+                raise ValueError(
+                    "Must specify an explicit `job_name`: the cluster has several jobs " + str(cluster.jobs)
+                )
             job_name = cluster.jobs[0]
         if task_index is None:
             indices = cluster.task_indices(job_name)

@@ -308,7 +308,11 @@ class Client:
         return self._incarnations.get(address)
 
     def call(
-        self, address: str, method: str, header: dict[str, Any] | None = None, tensors: Sequence[Any] = (),
+        self,
+        address: str,
+        method: str,
+        header: dict[str, Any] | None = None,
+        tensors: Sequence[Any] = (),
         timeout: float | None = None,
     ) -> tuple[dict[str, Any], list[Any]]:
         """Sends one request and returns ``(reply_header, reply_tensors)``.
@@ -439,7 +443,8 @@ class Client:
     def _abort_old_incarnation(self, address: str, incarnation: int) -> None:
         with self._lock:
             stale = [
-                (rid, p) for rid, p in self._pending.items()
+                (rid, p)
+                for rid, p in self._pending.items()
                 if p.address == address and p.incarnation is not None and p.incarnation != incarnation
             ]
             for rid, _ in stale:

@@ -123,7 +123,9 @@ class WorkerService:
         target_names = _field(header, "targets", list)
         timeout = header.get("timeout")
         if len(feed_names) != len(tensors):
-            raise errors.InvalidArgumentError(None, None, f"RunGraph got {len(tensors)} tensors for {len(feed_names)} feeds")
+            raise errors.InvalidArgumentError(
+                None, None, f"RunGraph got {len(tensors)} tensors for {len(feed_names)} feeds"
+            )
         graph = self._graphs.get(handle)
         if graph is None:
             raise errors.AbortedError(
@@ -178,7 +180,9 @@ class WorkerService:
         containers = header.get("containers") or [""]
         cleared = []
         for container in containers:
-            cleared += [f"{container}/{name}" if container else name for name in self.state.resources.cleanup(container)]
+            cleared += [
+                f"{container}/{name}" if container else name for name in self.state.resources.cleanup(container)
+            ]
         return {"cleared": cleared}, []
 
     def list_variables(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
@@ -216,7 +220,9 @@ def describe_variable(container: str, name: str, resource: VariableResource) -> 
 def _field(header: dict[str, Any], name: str, kind: type) -> Any:
     value = header.get(name)
     if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
-        raise errors.InvalidArgumentError(None, None, f"Request field {name!r} must be a {kind.__name__}, got {value!r}")
+        raise errors.InvalidArgumentError(
+            None, None, f"Request field {name!r} must be a {kind.__name__}, got {value!r}"
+        )
     return value
 
 
@@ -230,4 +236,3 @@ _METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "CleanupContainers": WorkerService.cleanup_containers,
     "ListVariables": WorkerService.list_variables,
 }
-

@@ -62,9 +62,7 @@ __all__ = [
 # pluggable device types it finds at runtime, which we do not have.
 _VALID_DEVICE_TYPES = frozenset({"CPU", "GPU", "TPU", "CUSTOM", "EPU"})
 
-_Components = tuple[
-    "str | None", "int | None", "int | None", "str | None", "int | None"
-]
+_Components = tuple["str | None", "int | None", "int | None", "str | None", "int | None"]
 
 
 def _as_str_or_none(value: Any) -> str | None:
@@ -115,10 +113,7 @@ def _string_to_components(spec: str) -> _Components:
             if part[2] != "*":
                 device_index = int(part[2])
         elif part[0] != "":
-            raise ValueError(
-                f"Unknown attribute '{part[0]}' is encountered "
-                f"while parsing the device spec: '{spec}'."
-            )
+            raise ValueError(f"Unknown attribute '{part[0]}' is encountered while parsing the device spec: '{spec}'.")
     return (
         _as_str_or_none(job),
         _as_int_or_none(replica),
@@ -129,9 +124,7 @@ def _string_to_components(spec: str) -> _Components:
 
 
 def _raise_multiple_device_types(spec: str) -> NoReturn:
-    raise ValueError(
-        f"Multiple device types are not allowed while parsing the device spec: {spec}."
-    )
+    raise ValueError(f"Multiple device types are not allowed while parsing the device spec: {spec}.")
 
 
 def _components_to_string(
@@ -206,9 +199,7 @@ class DeviceSpec:
         init(self, "_task", _as_int_or_none(task))
         init(self, "_device_type", _as_device_type_or_none(device_type))
         init(self, "_device_index", _as_int_or_none(device_index))
-        string = _components_to_string(
-            self._job, self._replica, self._task, self._device_type, self._device_index
-        )
+        string = _components_to_string(self._job, self._replica, self._task, self._device_type, self._device_index)
         init(self, "_string", string)
         init(self, "_hash", hash(string))
 
@@ -266,9 +257,7 @@ class DeviceSpec:
             other._replica if other._replica is not None else self._replica,
             other._task if other._task is not None else self._task,
             other._device_type if other._device_type is not None else self._device_type,
-            other._device_index
-            if other._device_index is not None
-            else self._device_index,
+            other._device_index if other._device_index is not None else self._device_index,
         )
 
     def merge_from(self, dev: DeviceSpec | str) -> DeviceSpec:
@@ -300,9 +289,7 @@ class DeviceSpec:
         }
         unknown = set(kwargs) - set(fields)
         if unknown:
-            raise TypeError(
-                f"DeviceSpec.replace() got unexpected fields: {sorted(unknown)}"
-            )
+            raise TypeError(f"DeviceSpec.replace() got unexpected fields: {sorted(unknown)}")
         fields.update(kwargs)
         return DeviceSpec(**fields)
 
@@ -374,9 +361,7 @@ class DeviceSpec:
         return self._hash
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
-        raise AttributeError(
-            f"DeviceSpec is immutable; use replace() instead of setting {name!r}"
-        )
+        raise AttributeError(f"DeviceSpec is immutable; use replace() instead of setting {name!r}")
 
     def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError(f"DeviceSpec is immutable; cannot delete {name!r}")
@@ -400,9 +385,7 @@ def _as_spec(device: DeviceSpec | str) -> DeviceSpec:
         return device
     if isinstance(device, str):
         return DeviceSpec.from_string(device)
-    raise TypeError(
-        f"Expected a device string or DeviceSpec, got {type(device).__name__}: {device!r}"
-    )
+    raise TypeError(f"Expected a device string or DeviceSpec, got {type(device).__name__}: {device!r}")
 
 
 def canonical_name(device: str | DeviceSpec | None) -> str:

@@ -35,9 +35,16 @@ from dtf_notebook.ops import array_ops, random_ops
 from dtf_notebook.ops.constant_op import constant
 
 __all__ = [
-    "zeros_initializer", "ones_initializer", "constant_initializer", "random_uniform_initializer",
-    "random_normal_initializer", "truncated_normal_initializer", "uniform_unit_scaling_initializer",
-    "variance_scaling_initializer", "glorot_uniform_initializer", "glorot_normal_initializer",
+    "zeros_initializer",
+    "ones_initializer",
+    "constant_initializer",
+    "random_uniform_initializer",
+    "random_normal_initializer",
+    "truncated_normal_initializer",
+    "uniform_unit_scaling_initializer",
+    "variance_scaling_initializer",
+    "glorot_uniform_initializer",
+    "glorot_normal_initializer",
 ]
 
 
@@ -165,8 +172,9 @@ class Constant(Initializer):
         self.dtype = dtypes.as_dtype(dtype)
         self._verify_shape = verify_shape
 
-    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None,
-                 verify_shape: bool | None = None) -> Tensor:
+    def __call__(
+        self, shape: Any, dtype: Any = None, partition_info: Any = None, verify_shape: bool | None = None
+    ) -> Tensor:
         verify = self._verify_shape if verify_shape is None else verify_shape
         return constant(self.value, dtype=self._dtype(dtype), shape=shape, verify_shape=verify)
 
@@ -187,8 +195,9 @@ class RandomUniform(Initializer):
         True
     """
 
-    def __init__(self, minval: Any = 0.0, maxval: Any = None, seed: int | None = None,
-                 dtype: Any = dtypes.float32) -> None:
+    def __init__(
+        self, minval: Any = 0.0, maxval: Any = None, seed: int | None = None, dtype: Any = dtypes.float32
+    ) -> None:
         self.minval = minval
         self.maxval = maxval
         self.seed = seed
@@ -204,8 +213,9 @@ class RandomUniform(Initializer):
 class _Normal(Initializer):
     """Shared arguments of the two normal initializers."""
 
-    def __init__(self, mean: Any = 0.0, stddev: Any = 1.0, seed: int | None = None,
-                 dtype: Any = dtypes.float32) -> None:
+    def __init__(
+        self, mean: Any = 0.0, stddev: Any = 1.0, seed: int | None = None, dtype: Any = dtypes.float32
+    ) -> None:
         self.mean = mean
         self.stddev = stddev
         self.seed = seed
@@ -292,8 +302,14 @@ class VarianceScaling(Initializer):
         True
     """
 
-    def __init__(self, scale: float = 1.0, mode: str = "fan_in", distribution: str = "truncated_normal",
-                 seed: int | None = None, dtype: Any = dtypes.float32) -> None:
+    def __init__(
+        self,
+        scale: float = 1.0,
+        mode: str = "fan_in",
+        distribution: str = "truncated_normal",
+        seed: int | None = None,
+        dtype: Any = dtypes.float32,
+    ) -> None:
         if scale <= 0.0:
             raise ValueError(f"Argument `scale` must be a positive float. Received: {scale}")
         if mode not in {"fan_in", "fan_out", "fan_avg"}:
@@ -330,8 +346,13 @@ class VarianceScaling(Initializer):
         return random_ops.random_uniform(shape, -limit, limit, dtype, seed=self.seed)
 
     def get_config(self) -> dict[str, Any]:
-        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution, "seed": self.seed,
-                "dtype": self.dtype.name}
+        return {
+            "scale": self.scale,
+            "mode": self.mode,
+            "distribution": self.distribution,
+            "seed": self.seed,
+            "dtype": self.dtype.name,
+        }
 
 
 class GlorotUniform(VarianceScaling):
@@ -462,9 +483,19 @@ def he_uniform(seed: int | None = None) -> VarianceScaling:
 
 #: ``tf.initializers.<name>`` → the object it names (the variable-initializer ops come from ``variables``).
 INITIALIZERS: dict[str, Any] = {
-    "zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
-    "random_normal": RandomNormal, "truncated_normal": TruncatedNormal, "uniform_unit_scaling": UniformUnitScaling,
-    "variance_scaling": VarianceScaling, "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
-    "identity": Identity, "lecun_normal": lecun_normal, "lecun_uniform": lecun_uniform, "he_normal": he_normal,
+    "zeros": Zeros,
+    "ones": Ones,
+    "constant": Constant,
+    "random_uniform": RandomUniform,
+    "random_normal": RandomNormal,
+    "truncated_normal": TruncatedNormal,
+    "uniform_unit_scaling": UniformUnitScaling,
+    "variance_scaling": VarianceScaling,
+    "glorot_uniform": GlorotUniform,
+    "glorot_normal": GlorotNormal,
+    "identity": Identity,
+    "lecun_normal": lecun_normal,
+    "lecun_uniform": lecun_uniform,
+    "he_normal": he_normal,
     "he_uniform": he_uniform,
 }

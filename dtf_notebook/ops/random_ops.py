@@ -230,22 +230,39 @@ def _multinomial_infer(op: Any) -> list[tuple[dtypes.DType, TensorShape]]:
 
 
 _NOT_DIFF = op_registry.NOT_DIFFERENTIABLE
-op_registry.register_op("RandomStandardNormal", infer=_shape_input_infer("dtype"), kernel=_standard_normal_kernel,
-                        grad=_NOT_DIFF, stateful=True)
-op_registry.register_op("TruncatedNormal", infer=_shape_input_infer("dtype"), kernel=_truncated_normal_kernel,
-                        grad=_NOT_DIFF, stateful=True)
-op_registry.register_op("RandomUniform", infer=_shape_input_infer("dtype"), kernel=_uniform_kernel,
-                        grad=_NOT_DIFF, stateful=True)
-op_registry.register_op("RandomUniformInt", infer=_uniform_int_infer, kernel=_uniform_int_kernel,
-                        grad=_NOT_DIFF, stateful=True)
+op_registry.register_op(
+    "RandomStandardNormal",
+    infer=_shape_input_infer("dtype"),
+    kernel=_standard_normal_kernel,
+    grad=_NOT_DIFF,
+    stateful=True,
+)
+op_registry.register_op(
+    "TruncatedNormal", infer=_shape_input_infer("dtype"), kernel=_truncated_normal_kernel, grad=_NOT_DIFF, stateful=True
+)
+op_registry.register_op(
+    "RandomUniform", infer=_shape_input_infer("dtype"), kernel=_uniform_kernel, grad=_NOT_DIFF, stateful=True
+)
+op_registry.register_op(
+    "RandomUniformInt", infer=_uniform_int_infer, kernel=_uniform_int_kernel, grad=_NOT_DIFF, stateful=True
+)
 op_registry.register_op("RandomShuffle", infer=same_as_input, kernel=_shuffle_kernel, grad=_NOT_DIFF, stateful=True)
-op_registry.register_op("Multinomial", infer=_multinomial_infer, kernel=_multinomial_kernel, grad=_NOT_DIFF,
-                        stateful=True)
+op_registry.register_op(
+    "Multinomial", infer=_multinomial_infer, kernel=_multinomial_kernel, grad=_NOT_DIFF, stateful=True
+)
 
 
 # ---- public builders ---------------------------------------------------------------------------
-def _scaled(op_type: str, scope: str, shape: Any, mean: Any, stddev: Any, dtype: dtypes.DType, seed: int | None,
-            name: str | None) -> Tensor:
+def _scaled(
+    op_type: str,
+    scope: str,
+    shape: Any,
+    mean: Any,
+    stddev: Any,
+    dtype: dtypes.DType,
+    seed: int | None,
+    name: str | None,
+) -> Tensor:
     """``op_type(shape) * stddev + mean`` under one name scope, the result named after the scope (TF's layout)."""
     with name_scope(name, scope, [shape, mean, stddev]) as scope_name:
         shape_t = _shape_tensor(shape)
@@ -256,8 +273,14 @@ def _scaled(op_type: str, scope: str, shape: Any, mean: Any, stddev: Any, dtype:
         return math_ops.add(mul, mean_t, name=scope_name)
 
 
-def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
-                  seed: int | None = None, name: str | None = None) -> Tensor:
+def random_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Samples from a normal distribution (``RandomStandardNormal * stddev + mean``).
 
     Args:
@@ -284,8 +307,14 @@ def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = d
     return _scaled("RandomStandardNormal", "random_normal", shape, mean, stddev, dtype, seed, name)
 
 
-def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
-                     seed: int | None = None, name: str | None = None) -> Tensor:
+def truncated_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Samples from a normal distribution, redrawing values more than two ``stddev`` from ``mean``.
 
     Args:
@@ -309,8 +338,14 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any 
     return _scaled("TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype, seed, name)
 
 
-def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
-                   seed: int | None = None, name: str | None = None) -> Tensor:
+def random_uniform(
+    shape: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Samples uniformly from ``[minval, maxval)``.
 
     Floats: ``RandomUniform`` in [0, 1) scaled (``maxval`` defaults to 1).
@@ -371,8 +406,9 @@ def random_shuffle(value: Any, seed: int | None = None, name: str | None = None)
     return make_op("RandomShuffle", [value_t], attrs, name=name or "RandomShuffle").outputs[0]
 
 
-def multinomial(logits: Any, num_samples: Any, seed: int | None = None, name: str | None = None,
-                output_dtype: Any = None) -> Tensor:
+def multinomial(
+    logits: Any, num_samples: Any, seed: int | None = None, name: str | None = None, output_dtype: Any = None
+) -> Tensor:
     """Draws ``num_samples`` class indices per row of ``logits`` (unnormalised log-probabilities).
 
     Args:
@@ -396,8 +432,14 @@ def multinomial(logits: Any, num_samples: Any, seed: int | None = None, name: st
     return categorical(logits, num_samples, output_dtype, seed, name, scope="multinomial")
 
 
-def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: int | None = None,
-                name: str | None = None, scope: str = "categorical") -> Tensor:
+def categorical(
+    logits: Any,
+    num_samples: Any,
+    dtype: Any = None,
+    seed: int | None = None,
+    name: str | None = None,
+    scope: str = "categorical",
+) -> Tensor:
     """``tf.random.categorical``: :func:`multinomial` with its TF2 argument order.
 
     Example:

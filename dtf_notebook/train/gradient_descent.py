@@ -56,6 +56,7 @@ class GradientDescentOptimizer(Optimizer):
 
     def _apply_sparse_duplicate_indices(self, grad: IndexedSlices, var: Variable) -> Any:
         # Scatter-subtracting adds up repeated indices by itself: no deduplication needed.
-        delta = IndexedSlices(grad.values * cast_like(self._learning_rate_tensor, var.dtype), grad.indices,
-                              grad.dense_shape)
+        delta = IndexedSlices(
+            grad.values * cast_like(self._learning_rate_tensor, var.dtype), grad.indices, grad.dense_shape
+        )
         return var.scatter_sub(delta, use_locking=self._use_locking)

@@ -23,8 +23,14 @@ from dtf_notebook.ops import math_ops
 __all__ = ["exponential_decay"]
 
 
-def exponential_decay(learning_rate: Any, global_step: Any, decay_steps: Any, decay_rate: Any,
-                      staircase: bool = False, name: str | None = None) -> Tensor:
+def exponential_decay(
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    decay_rate: Any,
+    staircase: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """``learning_rate * decay_rate ** (global_step / decay_steps)`` (integer division when ``staircase``).
 
     Args:

@@ -161,9 +161,7 @@ def _get_global_step_read(graph: Graph | None = None) -> Tensor | None:
     graph = graph or get_default_graph()
     reads = graph.get_collection(GLOBAL_STEP_READ_KEY)
     if len(reads) > 1:
-        raise RuntimeError(
-            f"There are multiple items in collection {GLOBAL_STEP_READ_KEY}. There should be only one."
-        )
+        raise RuntimeError(f"There are multiple items in collection {GLOBAL_STEP_READ_KEY}. There should be only one.")
     return reads[0] if reads else None
 
 

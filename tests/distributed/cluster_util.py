@@ -62,8 +62,16 @@ class ProcessCluster:
 
     def start_task(self, job: str, index: int, wait: bool = True) -> Task:
         args = [
-            sys.executable, "-m", "dtf_notebook.server", "--cluster", json.dumps(self.spec), "--job", job,
-            "--task", str(index), *self.extra_args.get(job, []),
+            sys.executable,
+            "-m",
+            "dtf_notebook.server",
+            "--cluster",
+            json.dumps(self.spec),
+            "--job",
+            job,
+            "--task",
+            str(index),
+            *self.extra_args.get(job, []),
         ]
         log = os.path.join(self._logdir, f"{job}-{index}-{len(self.tasks)}.log")
         with open(log, "w") as out:  # a file, not a pipe: a chatty task must never block on a full pipe

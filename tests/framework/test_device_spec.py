@@ -77,9 +77,7 @@ def _unknown(attr: str, spec: str) -> str:
 
 
 def _multiple(spec: str) -> str:
-    return (
-        f"Multiple device types are not allowed while parsing the device spec: {spec}."
-    )
+    return f"Multiple device types are not allowed while parsing the device spec: {spec}."
 
 
 # (string, exact ValueError message)
@@ -140,9 +138,7 @@ def test_unknown_attribute_message_literal() -> None:
         DeviceSpec.from_string("/foo:bar")
     with pytest.raises(ValueError) as info:
         DeviceSpec.from_string("/foo:bar")
-    assert str(info.value) == (
-        "Unknown attribute 'foo' is encountered while parsing the device spec: '/foo:bar'."
-    )
+    assert str(info.value) == ("Unknown attribute 'foo' is encountered while parsing the device spec: '/foo:bar'.")
 
 
 def test_bad_string_raises_again_after_a_cached_success() -> None:
@@ -154,9 +150,7 @@ def test_bad_string_raises_again_after_a_cached_success() -> None:
 
 def test_from_string_none_and_parse_from_string_alias() -> None:
     assert DeviceSpec.from_string(None) == DeviceSpec()
-    assert DeviceSpec.parse_from_string("/gpu:1") == DeviceSpec(
-        device_type="GPU", device_index=1
-    )
+    assert DeviceSpec.parse_from_string("/gpu:1") == DeviceSpec(device_type="GPU", device_index=1)
 
 
 def test_constructor_normalisation() -> None:
@@ -175,9 +169,7 @@ def test_constructor_normalisation() -> None:
 
 def test_repr_is_readable() -> None:
     spec = DeviceSpec.from_string("/job:ps/task:1/gpu:0")
-    assert repr(spec) == (
-        "DeviceSpec(job='ps', replica=None, task=1, device_type='GPU', device_index=0)"
-    )
+    assert repr(spec) == ("DeviceSpec(job='ps', replica=None, task=1, device_type='GPU', device_index=0)")
     assert eval(repr(spec)) == spec
 
 
@@ -190,9 +182,7 @@ def test_merge_from_other_wins_and_self_is_unchanged() -> None:
     assert merged.to_string() == "/job:ps/task:3/device:CPU:1"
     assert base.to_string() == "/job:worker/task:3/device:GPU:0"
     assert base.make_merged_spec("/job:ps/cpu:1") == merged
-    assert base.merge_from("/replica:1").to_string() == (
-        "/job:worker/replica:1/task:3/device:GPU:0"
-    )
+    assert base.merge_from("/replica:1").to_string() == ("/job:worker/replica:1/task:3/device:GPU:0")
     # Unset fields in the other spec never clear ours.
     assert base.merge_from(DeviceSpec()) == base
 
@@ -204,9 +194,7 @@ def test_merge_star_index_keeps_existing_index() -> None:
 
 def test_replace() -> None:
     spec = DeviceSpec.from_string("/job:ps/task:0/device:CPU:0")
-    assert spec.replace(device_type="gpu", device_index=1).to_string() == (
-        "/job:ps/task:0/device:GPU:1"
-    )
+    assert spec.replace(device_type="gpu", device_index=1).to_string() == ("/job:ps/task:0/device:GPU:1")
     assert spec.replace(job=None).to_string() == "/task:0/device:CPU:0"
     assert spec.replace(device_index=None).to_string() == "/job:ps/task:0/device:CPU:*"
     assert spec.replace() == spec
@@ -224,9 +212,7 @@ def test_merge_rejects_non_specs() -> None:
 # --- value semantics -------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "field", ["job", "replica", "task", "device_type", "device_index", "_job", "other"]
-)
+@pytest.mark.parametrize("field", ["job", "replica", "task", "device_type", "device_index", "_job", "other"])
 def test_immutable(field: str) -> None:
     spec = DeviceSpec.from_string("/job:ps/task:0/cpu:0")
     with pytest.raises(AttributeError):
@@ -266,9 +252,7 @@ def test_canonical_name() -> None:
     assert canonical_name(None) == ""
     assert canonical_name("") == ""
     assert canonical_name("/job:ps/cpu:0") == "/job:ps/device:CPU:0"
-    assert canonical_name(DeviceSpec(device_type="gpu", device_index=1)) == (
-        "/device:GPU:1"
-    )
+    assert canonical_name(DeviceSpec(device_type="gpu", device_index=1)) == ("/device:GPU:1")
 
 
 def test_merge_device_fills_only_missing_fields() -> None:
@@ -373,14 +357,10 @@ def test_two_functions_innermost_first() -> None:
 
 def test_function_results_spec_none_and_noncanonical() -> None:
     spec_result = DeviceSpec(job="x", device_type="GPU")
-    assert (
-        apply_device_stack([lambda op: spec_result], FakeOp()) == "/job:x/device:GPU:*"
-    )
+    assert apply_device_stack([lambda op: spec_result], FakeOp()) == "/job:x/device:GPU:*"
     assert apply_device_stack(["/job:ps", lambda op: None], FakeOp()) == "/job:ps"
     assert apply_device_stack([lambda op: None, "/gpu:0"], FakeOp()) == ""
-    assert apply_device_stack([lambda op: "/CPU:0/job:a"], FakeOp()) == (
-        "/job:a/device:CPU:0"
-    )
+    assert apply_device_stack([lambda op: "/CPU:0/job:a"], FakeOp()) == ("/job:a/device:CPU:0")
     with pytest.raises(ValueError):
         apply_device_stack([lambda op: "/foo:bar"], FakeOp())
 
@@ -396,9 +376,7 @@ def test_function_can_read_other_op_attributes() -> None:
         return "/device:GPU:0" if op.type == "MatMul" else "/cpu:0"
 
     stack = ["/job:worker", matmul_on_gpu]
-    assert (
-        apply_device_stack(stack, FakeOp(type="MatMul")) == "/job:worker/device:GPU:0"
-    )
+    assert apply_device_stack(stack, FakeOp(type="MatMul")) == "/job:worker/device:GPU:0"
     assert apply_device_stack(stack, FakeOp(type="Add")) == "/job:worker/device:CPU:0"
 
 

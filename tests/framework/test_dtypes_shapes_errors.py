@@ -14,9 +14,17 @@ from dtf_notebook.framework.tensor_shape import Dimension, TensorShape, broadcas
 @pytest.mark.parametrize(
     "value, expected",
     [
-        ("float32", tf.float32), (np.float64, tf.float64), (np.dtype("int8"), tf.int8), (bool, tf.bool),
-        ("float32_ref", tf.float32), ("half", tf.float16), (np.uint8, tf.uint8), (bytes, tf.string),
-        (tf.bfloat16, tf.bfloat16), (1, tf.float32), (9, tf.int64),
+        ("float32", tf.float32),
+        (np.float64, tf.float64),
+        (np.dtype("int8"), tf.int8),
+        (bool, tf.bool),
+        ("float32_ref", tf.float32),
+        ("half", tf.float16),
+        (np.uint8, tf.uint8),
+        (bytes, tf.string),
+        (tf.bfloat16, tf.bfloat16),
+        (1, tf.float32),
+        (9, tf.int64),
     ],
 )
 def test_as_dtype(value, expected):
@@ -69,10 +77,21 @@ def test_broadcast_shapes():
 
 def test_error_family_codes_and_classes():
     expected = {
-        "CancelledError": 1, "InvalidArgumentError": 3, "DeadlineExceededError": 4, "NotFoundError": 5,
-        "AlreadyExistsError": 6, "PermissionDeniedError": 7, "ResourceExhaustedError": 8,
-        "FailedPreconditionError": 9, "AbortedError": 10, "OutOfRangeError": 11, "UnimplementedError": 12,
-        "InternalError": 13, "UnavailableError": 14, "DataLossError": 15, "UnauthenticatedError": 16,
+        "CancelledError": 1,
+        "InvalidArgumentError": 3,
+        "DeadlineExceededError": 4,
+        "NotFoundError": 5,
+        "AlreadyExistsError": 6,
+        "PermissionDeniedError": 7,
+        "ResourceExhaustedError": 8,
+        "FailedPreconditionError": 9,
+        "AbortedError": 10,
+        "OutOfRangeError": 11,
+        "UnimplementedError": 12,
+        "InternalError": 13,
+        "UnavailableError": 14,
+        "DataLossError": 15,
+        "UnauthenticatedError": 16,
     }
     for name, code in expected.items():
         cls = getattr(tf.errors, name)

@@ -30,8 +30,12 @@ def test_variable_and_op_names_in_nested_scopes():
             c = tf.constant(1.0, name="c")
             with tf.variable_scope("bar") as bar:
                 w = tf.get_variable("w", [1])
-        assert (foo.name, foo.original_name_scope, bar.name, bar.original_name_scope) == ("foo", "foo/", "foo/bar",
-                                                                                          "foo/bar/")
+        assert (foo.name, foo.original_name_scope, bar.name, bar.original_name_scope) == (
+            "foo",
+            "foo/",
+            "foo/bar",
+            "foo/bar/",
+        )
         assert (v.name, c.name, w.name) == ("foo/v:0", "foo/c:0", "foo/bar/w:0")
         assert v.initializer.name == "foo/v/Assign"
         assert v.initial_value.name == "foo/v/Initializer/random_uniform:0"
@@ -78,8 +82,13 @@ def test_default_name_is_uniquified_per_parent_scope():
         with tf.variable_scope("net"):  # sub-scope counts restart when the parent is reopened
             with tf.variable_scope(None, default_name="layer") as s:
                 names.append((s.name, s.original_name_scope))
-        assert names == [("layer", "layer/"), ("layer_1", "layer_1/"), ("net/layer", "net/layer/"),
-                         ("net/layer_1", "net/layer_1/"), ("net/layer", "net_1/layer/")]
+        assert names == [
+            ("layer", "layer/"),
+            ("layer_1", "layer_1/"),
+            ("net/layer", "net/layer/"),
+            ("net/layer_1", "net/layer_1/"),
+            ("net/layer", "net_1/layer/"),
+        ]
 
 
 def test_variables_ignore_name_scopes():
@@ -126,6 +135,7 @@ def test_reuse_is_inherited_and_reuse_variables_turns_it_on():
 
 def test_auto_reuse_creates_then_returns():
     with tf.Graph().as_default():
+
         def layer():
             with tf.variable_scope("layer", reuse=tf.AUTO_REUSE):
                 return tf.get_variable("w", [2], initializer=tf.ones_initializer())
@@ -142,30 +152,46 @@ def test_reuse_errors_have_tf_messages():
     with tf.Graph().as_default():
         with tf.variable_scope("foo"):
             tf.get_variable("v", [2])
-        with tf.variable_scope("foo"), _raises(ValueError, "Variable foo/v already exists, disallowed. Did you mean "
-                                                          "to set reuse=True or reuse=tf.AUTO_REUSE in VarScope?"):
+        with (
+            tf.variable_scope("foo"),
+            _raises(
+                ValueError,
+                "Variable foo/v already exists, disallowed. Did you mean "
+                "to set reuse=True or reuse=tf.AUTO_REUSE in VarScope?",
+            ),
+        ):
             tf.get_variable("v", [2])
         with pytest.raises(ValueError, match=r"Originally defined at:\n\n.*test_variable_scope\.py"):
             tf.get_variable("foo/v", [2])
         with tf.variable_scope("foo", reuse=True):
-            with _raises(ValueError, "Variable foo/nope does not exist, or was not created with tf.get_variable(). "
-                                     "Did you mean to set reuse=tf.AUTO_REUSE in VarScope?"):
+            with _raises(
+                ValueError,
+                "Variable foo/nope does not exist, or was not created with tf.get_variable(). "
+                "Did you mean to set reuse=tf.AUTO_REUSE in VarScope?",
+            ):
                 tf.get_variable("nope", [1])
             with _raises(ValueError, "Trying to share variable foo/v, but specified shape (3,) and found shape (2,)."):
                 tf.get_variable("v", [3])
-            with _raises(ValueError, "Trying to share variable foo/v, but specified dtype int32 and found dtype "
-                                     "float32."):
+            with _raises(
+                ValueError, "Trying to share variable foo/v, but specified dtype int32 and found dtype float32."
+            ):
                 tf.get_variable("v", [2], dtype=tf.int32)
             assert tf.get_variable("v", [None]).name == "foo/v:0"  # compatible partial shapes are fine
 
 
-@pytest.mark.parametrize("kwargs, exc, message", [
-    ({"name_or_scope": "s", "reuse": "yes"}, ValueError, "The reuse parameter must be True or False or None."),
-    ({"name_or_scope": None}, TypeError, "If default_name is None then name_or_scope is required"),
-    ({"name_or_scope": None, "default_name": "d", "reuse": True}, ValueError,
-     "reuse=True cannot be used without a name_or_scope"),
-    ({"name_or_scope": 3}, TypeError, "VariableScope: name_or_scope must be a string or VariableScope."),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, message",
+    [
+        ({"name_or_scope": "s", "reuse": "yes"}, ValueError, "The reuse parameter must be True or False or None."),
+        ({"name_or_scope": None}, TypeError, "If default_name is None then name_or_scope is required"),
+        (
+            {"name_or_scope": None, "default_name": "d", "reuse": True},
+            ValueError,
+            "reuse=True cannot be used without a name_or_scope",
+        ),
+        ({"name_or_scope": 3}, TypeError, "VariableScope: name_or_scope must be a string or VariableScope."),
+    ],
+)
 def test_variable_scope_argument_errors(kwargs, exc, message):
     with tf.Graph().as_default(), _raises(exc, message):
         with tf.variable_scope(**kwargs):
@@ -233,8 +259,9 @@ def test_initializer_errors():
             tf.get_variable("x")
         with _raises(ValueError, "If initializer is a constant, do not specify shape."):
             tf.get_variable("x", [2], initializer=tf.constant([1.0, 2.0]))
-        with _raises(ValueError, "Initializer type '<dtype: 'float32'>' and explicit dtype '<dtype: 'int32'>' "
-                                 "don't match."):
+        with _raises(
+            ValueError, "Initializer type '<dtype: 'float32'>' and explicit dtype '<dtype: 'int32'>' don't match."
+        ):
             tf.get_variable("y", dtype=tf.int32, initializer=[1.0, 2.0])
         with _raises(ValueError, "The initializer passed is not valid."):
             tf.get_variable("z", [None, 2])
@@ -295,9 +322,23 @@ def test_custom_getters_nest():
         kwargs["trainable"] = False
         return getter(name, *args, **kwargs)
 
-    def old_style_getter(getter, name, shape=None, dtype=None, initializer=None, regularizer=None, reuse=None,
-                         trainable=None, collections=None, caching_device=None, partitioner=None,
-                         validate_shape=True, use_resource=None, synchronization=None, aggregation=None):
+    def old_style_getter(
+        getter,
+        name,
+        shape=None,
+        dtype=None,
+        initializer=None,
+        regularizer=None,
+        reuse=None,
+        trainable=None,
+        collections=None,
+        caching_device=None,
+        partitioner=None,
+        validate_shape=True,
+        use_resource=None,
+        synchronization=None,
+        aggregation=None,
+    ):
         return getter(name, shape, dtype, initializer, regularizer, reuse, trainable, collections)
 
     with tf.Graph().as_default():
@@ -323,8 +364,11 @@ def test_caching_device_and_constraint():
 def test_partitioned_variable_creation_reuse_and_value():
     with tf.Graph().as_default():
         with tf.variable_scope("s"):
-            v = tf.get_variable("v", partitioner=lambda shape, dtype: [2, 1],
-                                initializer=tf.constant(np.arange(10, dtype=np.float32).reshape(5, 2)))
+            v = tf.get_variable(
+                "v",
+                partitioner=lambda shape, dtype: [2, 1],
+                initializer=tf.constant(np.arange(10, dtype=np.float32).reshape(5, 2)),
+            )
         assert [p.name for p in v] == ["s/v/part_0:0", "s/v/part_1:0"]
         assert [p.shape.as_list() for p in v] == [[3, 2], [2, 2]] and len(v) == 2
         assert v.get_shape().as_list() == [5, 2] and v.name == "s/v" and v._get_partitions() == [2, 1]
@@ -332,8 +376,12 @@ def test_partitioned_variable_creation_reuse_and_value():
         with tf.variable_scope("s", reuse=True):
             assert tf.get_variable("v") is v
             assert tf.get_variable("v", [5, 2], partitioner=lambda shape, dtype: [2, 1]) is v
-        w = tf.get_variable("w", [3, 1], initializer=np.array([[1.0], [2.0], [3.0]], np.float32),
-                            partitioner=lambda shape, dtype: [3, 1])
+        w = tf.get_variable(
+            "w",
+            [3, 1],
+            initializer=np.array([[1.0], [2.0], [3.0]], np.float32),
+            partitioner=lambda shape, dtype: [3, 1],
+        )
         assert [p.shape.as_list() for p in w] == [[1, 1]] * 3
         whole = tf.convert_to_tensor(v)
         assert whole.name == "s/v:0" and whole.shape.as_list() == [5, 2]
@@ -360,13 +408,15 @@ def test_partitioned_variable_errors():
         tf.get_variable("u", [4, 2])
         scalar = tf.get_variable("scalar", [], partitioner=lambda shape, dtype: [2])  # scalars are never split
         assert scalar.name == "scalar:0"
-        with _raises(ValueError, "No partitioner was provided, but a partitioned version of the variable was found: "
-                                 "v/part_0."):
+        with _raises(
+            ValueError, "No partitioner was provided, but a partitioned version of the variable was found: v/part_0."
+        ):
             tf.get_variable("v", [4, 2])
         with _raises(ValueError, "Partitioned variable with name v already exists."):
             tf.get_variable("v", [4, 2], partitioner=lambda shape, dtype: [2, 1])
-        with _raises(ValueError, "A partitioner was provided, but an unpartitioned version of the variable was "
-                                 "found: u."):
+        with _raises(
+            ValueError, "A partitioner was provided, but an unpartitioned version of the variable was found: u."
+        ):
             tf.get_variable("u", [4, 2], partitioner=lambda shape, dtype: [2, 1])
         with _raises(ValueError, "Can only slice a variable along one dimension"):
             tf.get_variable("x", [4, 2], partitioner=lambda shape, dtype: [2, 2])
@@ -377,8 +427,10 @@ def test_partitioned_variable_errors():
         with _raises(ValueError, "Partitioner must be callable, but received: 3"):
             tf.get_variable("x", [4, 2], partitioner=3)
         with tf.variable_scope("", reuse=True):
-            with _raises(ValueError, "Trying to reuse partitioned variable v, but specified partitions [4, 1] and "
-                                     "found partitions [2, 1]."):
+            with _raises(
+                ValueError,
+                "Trying to reuse partitioned variable v, but specified partitions [4, 1] and found partitions [2, 1].",
+            ):
                 tf.get_variable("v", [4, 2], partitioner=lambda shape, dtype: [4, 1])
             with _raises(ValueError, "PartitionedVariable y does not exist"):
                 tf.get_variable("y", [4, 2], partitioner=lambda shape, dtype: [2, 1])
@@ -415,6 +467,7 @@ def test_values_pick_the_graph():
 def test_scope_stack_is_per_thread():
     seen = []
     with tf.Graph().as_default() as g, tf.variable_scope("main_thread"):
+
         def worker():
             with g.as_default():
                 seen.append(tf.get_variable_scope().name)
@@ -452,8 +505,11 @@ def _scenario(lib):
         out += [scope.original_name_scope, lib.get_variable("u", [1]).name, lib.constant(0, name="z").name]
     with lib.variable_scope("auto", reuse=lib.AUTO_REUSE):
         out.append(lib.get_variable("a", [1]).name == lib.get_variable("a", [1]).name)
-    for build in (lambda: lib.get_variable("foo/v", [2]), lambda: lib.get_variable("nope"),
-                  lambda: lib.get_variable("q", [1], initializer=lib.constant([1.0]))):
+    for build in (
+        lambda: lib.get_variable("foo/v", [2]),
+        lambda: lib.get_variable("nope"),
+        lambda: lib.get_variable("q", [1], initializer=lib.constant([1.0])),
+    ):
         with pytest.raises(ValueError) as info:
             build()
         out.append(str(info.value).split(" Originally")[0])

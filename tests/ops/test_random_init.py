@@ -195,22 +195,39 @@ def test_graph_layout_matches_tf():
         tf.truncated_normal([2], name="tn")
     got = [(op.name, op.type) for op in g.get_operations()]
     assert got == [
-        ("random_normal/shape", "Const"), ("random_normal/mean", "Const"), ("random_normal/stddev", "Const"),
-        ("random_normal/RandomStandardNormal", "RandomStandardNormal"), ("random_normal/mul", "Mul"),
+        ("random_normal/shape", "Const"),
+        ("random_normal/mean", "Const"),
+        ("random_normal/stddev", "Const"),
+        ("random_normal/RandomStandardNormal", "RandomStandardNormal"),
+        ("random_normal/mul", "Mul"),
         ("random_normal", "Add"),
-        ("random_uniform/shape", "Const"), ("random_uniform/RandomUniform", "RandomUniform"),
-        ("random_uniform_1/shape", "Const"), ("random_uniform_1/min", "Const"), ("random_uniform_1/max", "Const"),
-        ("random_uniform_1/RandomUniform", "RandomUniform"), ("random_uniform_1/sub", "Sub"),
-        ("random_uniform_1/mul", "Mul"), ("random_uniform_1", "Add"),
-        ("random_uniform_2/shape", "Const"), ("random_uniform_2/min", "Const"), ("random_uniform_2/max", "Const"),
-        ("random_uniform_2/RandomUniform", "RandomUniform"), ("random_uniform_2/Mul", "Mul"),
-        ("tn/shape", "Const"), ("tn/mean", "Const"), ("tn/stddev", "Const"), ("tn/TruncatedNormal", "TruncatedNormal"),
-        ("tn/mul", "Mul"), ("tn", "Add"),
+        ("random_uniform/shape", "Const"),
+        ("random_uniform/RandomUniform", "RandomUniform"),
+        ("random_uniform_1/shape", "Const"),
+        ("random_uniform_1/min", "Const"),
+        ("random_uniform_1/max", "Const"),
+        ("random_uniform_1/RandomUniform", "RandomUniform"),
+        ("random_uniform_1/sub", "Sub"),
+        ("random_uniform_1/mul", "Mul"),
+        ("random_uniform_1", "Add"),
+        ("random_uniform_2/shape", "Const"),
+        ("random_uniform_2/min", "Const"),
+        ("random_uniform_2/max", "Const"),
+        ("random_uniform_2/RandomUniform", "RandomUniform"),
+        ("random_uniform_2/Mul", "Mul"),
+        ("tn/shape", "Const"),
+        ("tn/mean", "Const"),
+        ("tn/stddev", "Const"),
+        ("tn/TruncatedNormal", "TruncatedNormal"),
+        ("tn/mul", "Mul"),
+        ("tn", "Add"),
     ]
 
 
-@pytest.mark.parametrize("op_type", ["RandomStandardNormal", "TruncatedNormal", "RandomUniform", "RandomUniformInt",
-                                     "RandomShuffle", "Multinomial"])
+@pytest.mark.parametrize(
+    "op_type",
+    ["RandomStandardNormal", "TruncatedNormal", "RandomUniform", "RandomUniformInt", "RandomShuffle", "Multinomial"],
+)
 def test_random_ops_are_stateful_and_not_differentiable(op_type):
     op_def = op_registry.get(op_type)
     assert op_def.stateful and op_def.grad is op_registry.NOT_DIFFERENTIABLE
@@ -226,25 +243,40 @@ def test_gradient_flows_through_mean_and_stddev_only():
 
 
 # ---- errors -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("build, exc, message", [
-    (lambda: tf.random_normal([2], dtype=tf.int32), TypeError,
-     "Value passed to parameter 'dtype' has DataType int32 not in list of allowed values: float16, bfloat16, "
-     "float32, float64"),
-    (lambda: tf.truncated_normal([2], dtype=tf.bool), TypeError, "DataType bool not in list"),
-    (lambda: tf.random_normal([2.5]), TypeError,
-     "Value passed to parameter 'shape' has DataType float32 not in list of allowed values: int32, int64"),
-    (lambda: tf.random_normal(tf.constant([2.0])), TypeError, "parameter 'shape' has DataType float32"),
-    (lambda: tf.random_normal(tf.TensorShape([None, 2])), ValueError, "partially known"),
-    (lambda: tf.random_uniform([2], dtype=tf.int32), ValueError, "Must specify maxval for integer dtype tf.int32"),
-    (lambda: tf.random_uniform([2], maxval=3, dtype=tf.int16), ValueError,
-     "Argument `dtype` got invalid value <dtype: 'int16'>. Accepted dtypes are (tf.float16, tf.bfloat16, "
-     "tf.float32, tf.float64, tf.int32, tf.int64)."),
-    (lambda: tf.random_uniform([2], [0, 1], 3, dtype=tf.int32), ValueError, "minval must be 0-D"),
-    (lambda: tf.multinomial([[1.0, 2.0]], 2, output_dtype=tf.float32), ValueError,
-     "Argument `dtype` got invalid value <dtype: 'float32'>. Accepted dtypes are (tf.int32, tf.int64)."),
-    (lambda: tf.multinomial([1.0, 2.0], 2), ValueError, "logits should be a matrix"),
-    (lambda: tf.random_normal([[2, 3]]), ValueError, "Shape must be rank 1 but is rank 2"),
-])
+@pytest.mark.parametrize(
+    "build, exc, message",
+    [
+        (
+            lambda: tf.random_normal([2], dtype=tf.int32),
+            TypeError,
+            "Value passed to parameter 'dtype' has DataType int32 not in list of allowed values: float16, bfloat16, "
+            "float32, float64",
+        ),
+        (lambda: tf.truncated_normal([2], dtype=tf.bool), TypeError, "DataType bool not in list"),
+        (
+            lambda: tf.random_normal([2.5]),
+            TypeError,
+            "Value passed to parameter 'shape' has DataType float32 not in list of allowed values: int32, int64",
+        ),
+        (lambda: tf.random_normal(tf.constant([2.0])), TypeError, "parameter 'shape' has DataType float32"),
+        (lambda: tf.random_normal(tf.TensorShape([None, 2])), ValueError, "partially known"),
+        (lambda: tf.random_uniform([2], dtype=tf.int32), ValueError, "Must specify maxval for integer dtype tf.int32"),
+        (
+            lambda: tf.random_uniform([2], maxval=3, dtype=tf.int16),
+            ValueError,
+            "Argument `dtype` got invalid value <dtype: 'int16'>. Accepted dtypes are (tf.float16, tf.bfloat16, "
+            "tf.float32, tf.float64, tf.int32, tf.int64).",
+        ),
+        (lambda: tf.random_uniform([2], [0, 1], 3, dtype=tf.int32), ValueError, "minval must be 0-D"),
+        (
+            lambda: tf.multinomial([[1.0, 2.0]], 2, output_dtype=tf.float32),
+            ValueError,
+            "Argument `dtype` got invalid value <dtype: 'float32'>. Accepted dtypes are (tf.int32, tf.int64).",
+        ),
+        (lambda: tf.multinomial([1.0, 2.0], 2), ValueError, "logits should be a matrix"),
+        (lambda: tf.random_normal([[2, 3]]), ValueError, "Shape must be rank 1 but is rank 2"),
+    ],
+)
 def test_bad_arguments(build, exc, message):
     with tf.Graph().as_default(), pytest.raises(exc, match=_literal(message)):
         build()
@@ -270,17 +302,20 @@ def _init_value(init, shape, dtype=None, partition_info=None):
             return sess.run(t), t
 
 
-@pytest.mark.parametrize("init, dtype, expected", [
-    (tf.zeros_initializer(), tf.float32, np.zeros((2, 3), np.float32)),
-    (tf.zeros_initializer(), tf.int64, np.zeros((2, 3), np.int64)),
-    (tf.zeros_initializer(dtype=tf.bool), None, np.zeros((2, 3), bool)),
-    (tf.ones_initializer(), tf.int32, np.ones((2, 3), np.int32)),
-    (tf.ones_initializer(), None, np.ones((2, 3), np.float32)),
-    (tf.constant_initializer(2.5), tf.float64, np.full((2, 3), 2.5)),
-    (tf.constant_initializer([1, 2, 3, 4, 5, 6]), None, np.arange(1, 7, dtype=np.float32).reshape(2, 3)),
-    (tf.constant_initializer([1, 2]), tf.int32, np.array([[1, 2, 2], [2, 2, 2]], np.int32)),
-    (init_ops.Identity(3.0), None, 3 * np.eye(2, 3, dtype=np.float32)),
-])
+@pytest.mark.parametrize(
+    "init, dtype, expected",
+    [
+        (tf.zeros_initializer(), tf.float32, np.zeros((2, 3), np.float32)),
+        (tf.zeros_initializer(), tf.int64, np.zeros((2, 3), np.int64)),
+        (tf.zeros_initializer(dtype=tf.bool), None, np.zeros((2, 3), bool)),
+        (tf.ones_initializer(), tf.int32, np.ones((2, 3), np.int32)),
+        (tf.ones_initializer(), None, np.ones((2, 3), np.float32)),
+        (tf.constant_initializer(2.5), tf.float64, np.full((2, 3), 2.5)),
+        (tf.constant_initializer([1, 2, 3, 4, 5, 6]), None, np.arange(1, 7, dtype=np.float32).reshape(2, 3)),
+        (tf.constant_initializer([1, 2]), tf.int32, np.array([[1, 2, 2], [2, 2, 2]], np.int32)),
+        (init_ops.Identity(3.0), None, 3 * np.eye(2, 3, dtype=np.float32)),
+    ],
+)
 def test_deterministic_initializers(init, dtype, expected):
     value, t = _init_value(init, [2, 3], dtype)
     assert t.shape.as_list() == [2, 3]
@@ -303,13 +338,20 @@ def test_constant_initializer_verify_shape_and_type():
             tf.constant_initializer({"a": 1})
 
 
-@pytest.mark.parametrize("init, mean, std, bound", [
-    (tf.random_normal_initializer(1.0, 0.5, seed=1), 1.0, 0.5, None),
-    (tf.truncated_normal_initializer(0.0, 2.0, seed=1), 0.0, 2.0 * 0.87962566103423978, 4.0),
-    (tf.random_uniform_initializer(-1.0, 3.0, seed=1), 1.0, 4 / math.sqrt(12), 3.0),
-    (tf.uniform_unit_scaling_initializer(2.0, seed=1), 0.0, 2 * math.sqrt(3 / 400) / math.sqrt(3),
-     2 * math.sqrt(3 / 400)),
-])
+@pytest.mark.parametrize(
+    "init, mean, std, bound",
+    [
+        (tf.random_normal_initializer(1.0, 0.5, seed=1), 1.0, 0.5, None),
+        (tf.truncated_normal_initializer(0.0, 2.0, seed=1), 0.0, 2.0 * 0.87962566103423978, 4.0),
+        (tf.random_uniform_initializer(-1.0, 3.0, seed=1), 1.0, 4 / math.sqrt(12), 3.0),
+        (
+            tf.uniform_unit_scaling_initializer(2.0, seed=1),
+            0.0,
+            2 * math.sqrt(3 / 400) / math.sqrt(3),
+            2 * math.sqrt(3 / 400),
+        ),
+    ],
+)
 def test_random_initializer_statistics(init, mean, std, bound):
     value, t = _init_value(init, [400, 250])
     assert t.dtype is tf.float32 and value.shape == (400, 250)
@@ -355,12 +397,15 @@ def test_glorot_initializers_respect_their_bounds():
     assert abs(normal.std() - math.sqrt(2 / 500)) / math.sqrt(2 / 500) < 0.03
 
 
-@pytest.mark.parametrize("factory, scale, mode, distribution", [
-    (init_ops.lecun_normal, 1.0, "fan_in", "truncated_normal"),
-    (init_ops.lecun_uniform, 1.0, "fan_in", "uniform"),
-    (init_ops.he_normal, 2.0, "fan_in", "truncated_normal"),
-    (init_ops.he_uniform, 2.0, "fan_in", "uniform"),
-])
+@pytest.mark.parametrize(
+    "factory, scale, mode, distribution",
+    [
+        (init_ops.lecun_normal, 1.0, "fan_in", "truncated_normal"),
+        (init_ops.lecun_uniform, 1.0, "fan_in", "uniform"),
+        (init_ops.he_normal, 2.0, "fan_in", "truncated_normal"),
+        (init_ops.he_uniform, 2.0, "fan_in", "uniform"),
+    ],
+)
 def test_named_variance_scaling_factories(factory, scale, mode, distribution):
     config = factory(seed=4).get_config()
     assert config == {"scale": scale, "mode": mode, "distribution": distribution, "seed": 4, "dtype": "float32"}
@@ -368,8 +413,9 @@ def test_named_variance_scaling_factories(factory, scale, mode, distribution):
 
 def test_variance_scaling_uses_the_full_shape_of_a_partition():
     info = variable_scope._PartitionInfo(full_shape=[400, 100], var_offset=[200, 0])
-    value, _ = _init_value(tf.variance_scaling_initializer(1.0, "fan_in", "uniform", seed=1), [200, 100],
-                           partition_info=info)
+    value, _ = _init_value(
+        tf.variance_scaling_initializer(1.0, "fan_in", "uniform", seed=1), [200, 100], partition_info=info
+    )
     assert value.shape == (200, 100) and np.abs(value).max() <= math.sqrt(3 / 400) + 1e-7
 
 
@@ -381,27 +427,43 @@ def test_identity_initializer_of_a_partition():
         init_ops.Identity()([2, 2, 2])
 
 
-@pytest.mark.parametrize("init", [
-    tf.zeros_initializer(tf.int32), tf.ones_initializer(), tf.constant_initializer([1.0, 2.0]),
-    tf.random_uniform_initializer(-1, 1, seed=3), tf.random_normal_initializer(0.5, 2.0, seed=1),
-    tf.truncated_normal_initializer(stddev=3.0), tf.uniform_unit_scaling_initializer(1.3),
-    tf.variance_scaling_initializer(3.0, "fan_out", "uniform", seed=9), tf.glorot_uniform_initializer(seed=2),
-    tf.glorot_normal_initializer(), init_ops.Identity(0.5),
-])
+@pytest.mark.parametrize(
+    "init",
+    [
+        tf.zeros_initializer(tf.int32),
+        tf.ones_initializer(),
+        tf.constant_initializer([1.0, 2.0]),
+        tf.random_uniform_initializer(-1, 1, seed=3),
+        tf.random_normal_initializer(0.5, 2.0, seed=1),
+        tf.truncated_normal_initializer(stddev=3.0),
+        tf.uniform_unit_scaling_initializer(1.3),
+        tf.variance_scaling_initializer(3.0, "fan_out", "uniform", seed=9),
+        tf.glorot_uniform_initializer(seed=2),
+        tf.glorot_normal_initializer(),
+        init_ops.Identity(0.5),
+    ],
+)
 def test_get_config_round_trips(init):
     clone = type(init).from_config(init.get_config())
     assert clone.get_config() == init.get_config()
 
 
-@pytest.mark.parametrize("build, message", [
-    (lambda: tf.variance_scaling_initializer(0.0), "Argument `scale` must be a positive float. Received: 0.0"),
-    (lambda: tf.variance_scaling_initializer(mode="fan"), "Argument `mode` should be one of ('fan_in', 'fan_out', "
-                                                          "'fan_avg'). Received: fan"),
-    (lambda: tf.variance_scaling_initializer(distribution="cauchy"), "Received: cauchy"),
-    (lambda: tf.random_normal_initializer(dtype=tf.int32),
-     "Argument `dtype` is expected to be floating point. Received: <dtype: 'int32'>."),
-    (lambda: tf.glorot_uniform_initializer(dtype=tf.int64), "expected to be floating point"),
-])
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: tf.variance_scaling_initializer(0.0), "Argument `scale` must be a positive float. Received: 0.0"),
+        (
+            lambda: tf.variance_scaling_initializer(mode="fan"),
+            "Argument `mode` should be one of ('fan_in', 'fan_out', 'fan_avg'). Received: fan",
+        ),
+        (lambda: tf.variance_scaling_initializer(distribution="cauchy"), "Received: cauchy"),
+        (
+            lambda: tf.random_normal_initializer(dtype=tf.int32),
+            "Argument `dtype` is expected to be floating point. Received: <dtype: 'int32'>.",
+        ),
+        (lambda: tf.glorot_uniform_initializer(dtype=tf.int64), "expected to be floating point"),
+    ],
+)
 def test_initializer_argument_errors(build, message):
     with pytest.raises(ValueError, match=_literal(message)):
         build()
@@ -430,11 +492,21 @@ def test_random_ops_module_names():
 
 
 @pytest.mark.tf_oracle
-@pytest.mark.parametrize("name", ["zeros_initializer", "ones_initializer", "constant_initializer",
-                                  "random_uniform_initializer", "random_normal_initializer",
-                                  "truncated_normal_initializer", "uniform_unit_scaling_initializer",
-                                  "variance_scaling_initializer", "glorot_uniform_initializer",
-                                  "glorot_normal_initializer"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "zeros_initializer",
+        "ones_initializer",
+        "constant_initializer",
+        "random_uniform_initializer",
+        "random_normal_initializer",
+        "truncated_normal_initializer",
+        "uniform_unit_scaling_initializer",
+        "variance_scaling_initializer",
+        "glorot_uniform_initializer",
+        "glorot_normal_initializer",
+    ],
+)
 def test_initializer_configs_match_tf(name):
     tf1 = pytest.importorskip("tensorflow.compat.v1")
     assert getattr(tf, name)().get_config() == getattr(tf1, name)().get_config()

@@ -42,6 +42,7 @@ def _dense_ref(kind: str, **hyper: float) -> tuple[Callable[[dict, np.ndarray], 
 
         return momentum, {"momentum": 0.0}
     if kind == "adagrad":
+
         def adagrad(s: dict, g: np.ndarray) -> None:
             s["accumulator"] = s["accumulator"] + g * g
             s["var"] = s["var"] - g * lr / np.sqrt(s["accumulator"])
@@ -89,6 +90,7 @@ def _sparse_ref(kind: str, **hyper: float) -> tuple[Callable[[dict, np.ndarray, 
         return total, unique
 
     if kind == "gd":
+
         def gd(s: dict, values: np.ndarray, indices: np.ndarray) -> None:
             np.subtract.at(s["var"], indices, values * lr)
 
@@ -132,14 +134,22 @@ OPTIMIZERS: dict[str, tuple[Callable[[], Any], str, dict[str, float]]] = {
     "momentum": (lambda: tf.train.MomentumOptimizer(0.1, 0.9), "momentum", {"momentum": 0.9}),
     "nesterov": (lambda: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True), "nesterov", {"momentum": 0.9}),
     "adagrad": (lambda: tf.train.AdagradOptimizer(0.1), "adagrad", {}),
-    "adagrad_init": (lambda: tf.train.AdagradOptimizer(0.1, initial_accumulator_value=2.0), "adagrad",
-                     {"initial_accumulator_value": 2.0}),
-    "rmsprop": (lambda: tf.train.RMSPropOptimizer(0.1), "rmsprop",
-                {"decay": 0.9, "momentum": 0.0, "epsilon": 1e-10}),
-    "rmsprop_momentum": (lambda: tf.train.RMSPropOptimizer(0.1, decay=0.8, momentum=0.5, epsilon=1e-6), "rmsprop",
-                         {"decay": 0.8, "momentum": 0.5, "epsilon": 1e-6}),
-    "rmsprop_centered": (lambda: tf.train.RMSPropOptimizer(0.1, momentum=0.5, centered=True, epsilon=1e-6),
-                         "centered", {"decay": 0.9, "momentum": 0.5, "epsilon": 1e-6}),
+    "adagrad_init": (
+        lambda: tf.train.AdagradOptimizer(0.1, initial_accumulator_value=2.0),
+        "adagrad",
+        {"initial_accumulator_value": 2.0},
+    ),
+    "rmsprop": (lambda: tf.train.RMSPropOptimizer(0.1), "rmsprop", {"decay": 0.9, "momentum": 0.0, "epsilon": 1e-10}),
+    "rmsprop_momentum": (
+        lambda: tf.train.RMSPropOptimizer(0.1, decay=0.8, momentum=0.5, epsilon=1e-6),
+        "rmsprop",
+        {"decay": 0.8, "momentum": 0.5, "epsilon": 1e-6},
+    ),
+    "rmsprop_centered": (
+        lambda: tf.train.RMSPropOptimizer(0.1, momentum=0.5, centered=True, epsilon=1e-6),
+        "centered",
+        {"decay": 0.9, "momentum": 0.5, "epsilon": 1e-6},
+    ),
     "adam": (lambda: tf.train.AdamOptimizer(0.1), "adam", {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}),
 }
 
@@ -155,8 +165,7 @@ def _assert_slots(opt: Any, var: Any, sess: Any, state: dict[str, Any]) -> None:
     np.testing.assert_allclose(sess.run(var), state["var"], rtol=1e-5, atol=1e-6)
     for name, expected in state.items():
         if name not in ("var", "t"):
-            np.testing.assert_allclose(sess.run(opt.get_slot(var, name)), expected, rtol=1e-5, atol=1e-6,
-                                       err_msg=name)
+            np.testing.assert_allclose(sess.run(opt.get_slot(var, name)), expected, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 # ---- dense and sparse updates ---------------------------------------------------------------------------
@@ -255,8 +264,12 @@ def test_slot_names_shapes_dtypes_and_colocation() -> None:
         opt = tf.train.AdamOptimizer()
         opt.minimize(loss)
         assert opt.get_slot_names() == ["m", "v"]
-        for var, slot_name, op_name in [(w, "m", "weights_1/Adam"), (w, "v", "weights_1/Adam_1"),
-                                        (b, "m", "biases_1/Adam"), (b, "v", "biases_1/Adam_1")]:
+        for var, slot_name, op_name in [
+            (w, "m", "weights_1/Adam"),
+            (w, "v", "weights_1/Adam_1"),
+            (b, "m", "biases_1/Adam"),
+            (b, "v", "biases_1/Adam_1"),
+        ]:
             slot = opt.get_slot(var, slot_name)
             assert slot.op.name == op_name
             assert slot.shape == var.shape and slot.dtype == var.dtype
@@ -271,7 +284,13 @@ def test_slot_names_shapes_dtypes_and_colocation() -> None:
         assert beta1_power.op.get_attr("_class") == ["loc:@biases_1"]
         assert beta1_power.dtype == tf.float32
         assert [v.op.name for v in opt.variables()] == [
-            "beta1_power", "beta2_power", "biases_1/Adam", "biases_1/Adam_1", "weights_1/Adam", "weights_1/Adam_1"]
+            "beta1_power",
+            "beta2_power",
+            "biases_1/Adam",
+            "biases_1/Adam_1",
+            "weights_1/Adam",
+            "weights_1/Adam_1",
+        ]
         assert opt.get_slot(w, "nope") is None
         update = g.get_operation_by_name("Adam/update_weights_1/ApplyAdam")
         assert update.device == w.device
@@ -284,8 +303,10 @@ def test_slot_names_shapes_dtypes_and_colocation() -> None:
         (lambda: tf.train.MomentumOptimizer(0.1, 0.9), {"momentum": ("w/Momentum", 0.0)}),
         (lambda: tf.train.AdagradOptimizer(0.1), {"accumulator": ("w/Adagrad", 0.1)}),
         (lambda: tf.train.RMSPropOptimizer(0.1), {"rms": ("w/RMSProp", 1.0), "momentum": ("w/RMSProp_1", 0.0)}),
-        (lambda: tf.train.RMSPropOptimizer(0.1, centered=True),
-         {"rms": ("w/RMSProp", 1.0), "mg": ("w/RMSProp_1", 0.0), "momentum": ("w/RMSProp_2", 0.0)}),
+        (
+            lambda: tf.train.RMSPropOptimizer(0.1, centered=True),
+            {"rms": ("w/RMSProp", 1.0), "mg": ("w/RMSProp_1", 0.0), "momentum": ("w/RMSProp_2", 0.0)},
+        ),
         (lambda: tf.train.GradientDescentOptimizer(0.1), {}),
     ],
 )
@@ -323,11 +344,17 @@ def test_update_ops_are_named_and_scoped_like_tf() -> None:
         v = tf.Variable([2.0], name="v")
         train_op = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(w * v), name="train")
         names = {op.name for op in g.get_operations()}
-        assert {"train/update_layer/w/ApplyGradientDescent", "train/update_v/ApplyGradientDescent",
-                "train/learning_rate", "train"} <= names
+        assert {
+            "train/update_layer/w/ApplyGradientDescent",
+            "train/update_v/ApplyGradientDescent",
+            "train/learning_rate",
+            "train",
+        } <= names
         assert train_op.type == "NoOp"
         assert {c.name for c in train_op.control_inputs} == {
-            "train/update_layer/w/ApplyGradientDescent", "train/update_v/ApplyGradientDescent"}
+            "train/update_layer/w/ApplyGradientDescent",
+            "train/update_v/ApplyGradientDescent",
+        }
 
 
 # ---- semantics ------------------------------------------------------------------------------------------
@@ -514,8 +541,9 @@ def test_sparse_update_refuses_a_constraint() -> None:
 
 
 # ---- the fused ops themselves -------------------------------------------------------------------------------
-def _run_op(build: Callable[..., Any], initial: list[np.ndarray], feed_values: dict[str, Any] | None = None,
-            steps: int = 1) -> list[np.ndarray]:
+def _run_op(
+    build: Callable[..., Any], initial: list[np.ndarray], feed_values: dict[str, Any] | None = None, steps: int = 1
+) -> list[np.ndarray]:
     """Runs ``build(*variables, **placeholders)`` ``steps`` times; returns the variables' final values."""
     with tf.Graph().as_default():
         variables = [tf.Variable(v, name=f"v{i}") for i, v in enumerate(initial)]
@@ -533,8 +561,7 @@ def test_sparse_ops_apply_repeated_indices_one_after_the_other() -> None:
     var, accum = rand(4, 2, seed=6), rand(4, 2, low=0.5, high=1.5, seed=7)
     grad = rand(3, 2, seed=8)
     idx = np.array([1, 1, 3], np.int32)
-    got_var, got_acc = _run_op(lambda v, a: training_ops.sparse_apply_momentum(v, a, 0.1, grad, idx, 0.9),
-                               [var, accum])
+    got_var, got_acc = _run_op(lambda v, a: training_ops.sparse_apply_momentum(v, a, 0.1, grad, idx, 0.9), [var, accum])
     exp_var, exp_acc = var.copy(), accum.copy()
     for i, row in enumerate(idx):
         exp_acc[row] = exp_acc[row] * F32(0.9) + grad[i]
@@ -557,35 +584,53 @@ def test_sparse_ops_reject_out_of_range_indices(build: Callable[..., Any]) -> No
 
 
 def test_sparse_op_checks_grad_rows_against_indices_at_run_time() -> None:
-    with pytest.raises(errors.InvalidArgumentError,
-                       match=r"grad must be the same size as indices in the first dimension\."):
-        _run_op(lambda v, a, idx: training_ops.sparse_apply_adagrad(v, a, 0.1, [[1.0, 1.0]], idx),
-                [np.ones((4, 2), F32)] * 2, {"idx": np.array([0, 1], np.int32)})
+    with pytest.raises(
+        errors.InvalidArgumentError, match=r"grad must be the same size as indices in the first dimension\."
+    ):
+        _run_op(
+            lambda v, a, idx: training_ops.sparse_apply_adagrad(v, a, 0.1, [[1.0, 1.0]], idx),
+            [np.ones((4, 2), F32)] * 2,
+            {"idx": np.array([0, 1], np.int32)},
+        )
 
 
 def test_dense_op_checks_shapes_and_scalars_at_run_time() -> None:
     with pytest.raises(errors.InvalidArgumentError, match=r"var and delta do not have the same shape\[2\] \[3\]"):
-        _run_op(lambda v, g: training_ops.apply_gradient_descent(v, 0.1, g), [np.ones(2, F32)],
-                {"g": np.ones(3, F32)})
+        _run_op(lambda v, g: training_ops.apply_gradient_descent(v, 0.1, g), [np.ones(2, F32)], {"g": np.ones(3, F32)})
     with pytest.raises(errors.InvalidArgumentError, match=r"lr is not a scalar: \[2\]"):
-        _run_op(lambda v, a, lr: training_ops.apply_momentum(v, a, lr, [1.0, 1.0], 0.9), [np.ones(2, F32)] * 2,
-                {"lr": np.ones(2, F32)})
+        _run_op(
+            lambda v, a, lr: training_ops.apply_momentum(v, a, lr, [1.0, 1.0], 0.9),
+            [np.ones(2, F32)] * 2,
+            {"lr": np.ones(2, F32)},
+        )
 
 
 def test_update_ops_build_time_errors() -> None:
     with tf.Graph().as_default():
         w = tf.Variable([1.0, 2.0], name="w")
-        with pytest.raises(TypeError, match=r"'ApplyGradientDescent' Op requires that input 'var' be a mutable "
-                                            r"tensor \(e.g.: a tf.Variable\)"):
+        with pytest.raises(
+            TypeError,
+            match=r"'ApplyGradientDescent' Op requires that input 'var' be a mutable "
+            r"tensor \(e.g.: a tf.Variable\)",
+        ):
             training_ops.apply_gradient_descent(tf.constant([1.0, 2.0]), 0.1, [1.0, 1.0])
-        with pytest.raises(ValueError, match=r"Shape must be rank 0 but is rank 1 for 'ApplyGradientDescent' "
-                                             r"\(op: 'ApplyGradientDescent'\) with input shapes: \[2\], \[1\], \[2\]"):
+        with pytest.raises(
+            ValueError,
+            match=r"Shape must be rank 0 but is rank 1 for 'ApplyGradientDescent' "
+            r"\(op: 'ApplyGradientDescent'\) with input shapes: \[2\], \[1\], \[2\]",
+        ):
             training_ops.apply_gradient_descent(w, [0.1], [1.0, 1.0])
-        with pytest.raises(ValueError, match=r"Dimension 0 in both shapes must be equal, but are 2 and 3. Shapes are "
-                                             r"\[2\] and \[3\]. for .ApplyGradientDescent_1."):
+        with pytest.raises(
+            ValueError,
+            match=r"Dimension 0 in both shapes must be equal, but are 2 and 3. Shapes are "
+            r"\[2\] and \[3\]. for .ApplyGradientDescent_1.",
+        ):
             training_ops.apply_gradient_descent(w, 0.1, [1.0, 1.0, 1.0])
-        with pytest.raises(TypeError, match=r"Input 'alpha' of 'ApplyGradientDescent' Op has type float64 that "
-                                            r"does not match type float32 of argument 'var'"):
+        with pytest.raises(
+            TypeError,
+            match=r"Input 'alpha' of 'ApplyGradientDescent' Op has type float64 that "
+            r"does not match type float32 of argument 'var'",
+        ):
             training_ops.apply_gradient_descent(w, tf.constant(0.1, tf.float64), [1.0, 1.0])
         with pytest.raises(TypeError, match="Value passed to parameter 'indices' has DataType float32"):
             training_ops.sparse_apply_adagrad(w, w, 0.1, [1.0], [0.0])
@@ -611,8 +656,19 @@ def test_update_of_an_uninitialized_slot_fails() -> None:
 def test_fused_ops_return_the_variable_and_are_not_differentiable() -> None:
     with tf.Graph().as_default():
         w = tf.Variable([1.0, 2.0], name="w")
-        out = training_ops.apply_adam(w, tf.Variable([0.0, 0.0]), tf.Variable([0.0, 0.0]), 0.9, 0.999, 0.1, 0.9,
-                                      0.999, 1e-8, [1.0, 1.0], use_nesterov=True)
+        out = training_ops.apply_adam(
+            w,
+            tf.Variable([0.0, 0.0]),
+            tf.Variable([0.0, 0.0]),
+            0.9,
+            0.999,
+            0.1,
+            0.9,
+            0.999,
+            1e-8,
+            [1.0, 1.0],
+            use_nesterov=True,
+        )
         assert out.is_ref and out.dtype == tf.float32 and out.shape.as_list() == [2]
         assert out.op.type == "ApplyAdam" and out.op.get_attr("use_nesterov") is True
         assert tf.gradients(tf.identity(out), [w]) == [None]

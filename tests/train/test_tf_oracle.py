@@ -32,8 +32,12 @@ def _data() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
         limit = np.sqrt(6.0 / (fan_in + fan_out))
         return rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32)
 
-    params = [glorot(784, 100), rng.uniform(-0.1, 0.1, 100).astype(np.float32),
-              glorot(100, 10), rng.uniform(-0.1, 0.1, 10).astype(np.float32)]
+    params = [
+        glorot(784, 100),
+        rng.uniform(-0.1, 0.1, 100).astype(np.float32),
+        glorot(100, 10),
+        rng.uniform(-0.1, 0.1, 10).astype(np.float32),
+    ]
     return x, y, params
 
 
@@ -102,33 +106,51 @@ _ADAM = {"beta1_power": 0.9**3, "beta2_power": 0.999**3, "lr": 0.01, "beta1": 0.
 KERNELS: dict[str, tuple[dict[str, str], dict[str, float], dict[str, bool], list[int] | None]] = {
     "ApplyGradientDescent": ({"var": "any"}, {"alpha": 0.1}, {}, None),
     "ApplyMomentum": ({"var": "any", "accum": "any"}, {"lr": 0.1, "momentum": 0.9}, {}, None),
-    "ApplyMomentum-nesterov": ({"var": "any", "accum": "any"}, {"lr": 0.1, "momentum": 0.9},
-                               {"use_nesterov": True}, None),
+    "ApplyMomentum-nesterov": (
+        {"var": "any", "accum": "any"},
+        {"lr": 0.1, "momentum": 0.9},
+        {"use_nesterov": True},
+        None,
+    ),
     "ApplyAdagrad": ({"var": "any", "accum": "positive"}, {"lr": 0.1}, {}, None),
     "ApplyRMSProp": ({"var": "any", "ms": "positive", "mom": "any"}, _RMS, {}, None),
     "ApplyCenteredRMSProp": ({"var": "any", "mg": "small", "ms": "positive", "mom": "any"}, _RMS, {}, None),
     "ApplyAdam": ({"var": "any", "m": "any", "v": "positive"}, _ADAM, {}, None),
     "ApplyAdam-nesterov": ({"var": "any", "m": "any", "v": "positive"}, _ADAM, {"use_nesterov": True}, None),
     "SparseApplyMomentum": ({"var": "any", "accum": "any"}, {"lr": 0.1, "momentum": 0.9}, {}, _REPEATED),
-    "SparseApplyMomentum-nesterov": ({"var": "any", "accum": "any"}, {"lr": 0.1, "momentum": 0.9},
-                                     {"use_nesterov": True}, _UNIQUE),
+    "SparseApplyMomentum-nesterov": (
+        {"var": "any", "accum": "any"},
+        {"lr": 0.1, "momentum": 0.9},
+        {"use_nesterov": True},
+        _UNIQUE,
+    ),
     "SparseApplyAdagrad": ({"var": "any", "accum": "positive"}, {"lr": 0.1}, {}, _UNIQUE),
     "SparseApplyRMSProp": ({"var": "any", "ms": "positive", "mom": "any"}, _RMS, {}, _REPEATED),
-    "SparseApplyCenteredRMSProp": ({"var": "any", "mg": "small", "ms": "positive", "mom": "any"}, _RMS, {},
-                                   _UNIQUE),
+    "SparseApplyCenteredRMSProp": ({"var": "any", "mg": "small", "ms": "positive", "mom": "any"}, _RMS, {}, _UNIQUE),
 }
 
 _BUILDERS = {
-    "ApplyGradientDescent": "apply_gradient_descent", "ApplyMomentum": "apply_momentum",
-    "ApplyAdagrad": "apply_adagrad", "ApplyRMSProp": "apply_rms_prop",
-    "ApplyCenteredRMSProp": "apply_centered_rms_prop", "ApplyAdam": "apply_adam",
-    "SparseApplyMomentum": "sparse_apply_momentum", "SparseApplyAdagrad": "sparse_apply_adagrad",
-    "SparseApplyRMSProp": "sparse_apply_rms_prop", "SparseApplyCenteredRMSProp": "sparse_apply_centered_rms_prop",
+    "ApplyGradientDescent": "apply_gradient_descent",
+    "ApplyMomentum": "apply_momentum",
+    "ApplyAdagrad": "apply_adagrad",
+    "ApplyRMSProp": "apply_rms_prop",
+    "ApplyCenteredRMSProp": "apply_centered_rms_prop",
+    "ApplyAdam": "apply_adam",
+    "SparseApplyMomentum": "sparse_apply_momentum",
+    "SparseApplyAdagrad": "sparse_apply_adagrad",
+    "SparseApplyRMSProp": "sparse_apply_rms_prop",
+    "SparseApplyCenteredRMSProp": "sparse_apply_centered_rms_prop",
 }
 
 
-def _kernel_run(tf: Any, apply: Callable[..., Any], refs: dict[str, str], scalars: dict[str, float],
-                attrs: dict[str, bool], indices: list[int] | None) -> list[np.ndarray]:
+def _kernel_run(
+    tf: Any,
+    apply: Callable[..., Any],
+    refs: dict[str, str],
+    scalars: dict[str, float],
+    attrs: dict[str, bool],
+    indices: list[int] | None,
+) -> list[np.ndarray]:
     rng = np.random.default_rng(7)
     ranges = {"any": (-1.0, 1.0), "positive": (0.5, 2.0), "small": (-0.1, 0.1)}
     initial = {k: rng.uniform(*ranges[kind], (_ROWS, _COLS)).astype(np.float32) for k, kind in refs.items()}

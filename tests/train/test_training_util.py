@@ -74,11 +74,14 @@ def test_multiple_global_steps_are_ignored(caplog):
     assert "Multiple tensors in global_step collection." in caplog.text
 
 
-@pytest.mark.parametrize("value, message", [
-    ("step", 'Existing "global_step" must be a Variable or Tensor: step.'),
-    (lambda: tf.constant(1.0), "Existing \"global_step\" does not have integer type: <dtype: 'float32'>"),
-    (lambda: tf.Variable([1, 2]), 'Existing "global_step" is not scalar: (2,)'),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("step", 'Existing "global_step" must be a Variable or Tensor: step.'),
+        (lambda: tf.constant(1.0), "Existing \"global_step\" does not have integer type: <dtype: 'float32'>"),
+        (lambda: tf.Variable([1, 2]), 'Existing "global_step" is not scalar: (2,)'),
+    ],
+)
 def test_assert_global_step(value, message):
     with tf.Graph().as_default():
         candidate = value() if callable(value) else value

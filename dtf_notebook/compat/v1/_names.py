@@ -19,6 +19,7 @@ from dtf_notebook.framework.dtypes import (
     string,
     uint8,
 )
+from dtf_notebook.framework.gradients import gradients
 from dtf_notebook.framework.graph import (
     Graph,
     GraphKeys,
@@ -35,7 +36,9 @@ from dtf_notebook.framework.graph import (
     name_scope,
     reset_default_graph,
 )
+from dtf_notebook.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from dtf_notebook.framework.operation import Operation
+from dtf_notebook.framework.random_seed import *  # noqa: F403
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
 from dtf_notebook.ops.array_ops import *  # noqa: F403
@@ -50,6 +53,3 @@ from dtf_notebook.ops.variable_scope import *  # noqa: F403
 from dtf_notebook.ops.variables import *  # noqa: F403
 from dtf_notebook.runtime.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions
 from dtf_notebook.runtime.session import InteractiveSession, Session, get_default_session
-from dtf_notebook.framework.gradients import gradients
-from dtf_notebook.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
-from dtf_notebook.framework.random_seed import *  # noqa: F403

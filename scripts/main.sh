@@ -8,4 +8,4 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO_ROOT"
 
 bash scripts/setup.sh
-exec python3 -m dtf_notebook.examples.train_digits "$@"
+exec python3 -m dtf_notebook.examples.train_digits --local-cluster "$@"

@@ -13,6 +13,7 @@ Run it::
 
     python3 -m dtf_notebook.examples.train_digits                  # 600 steps of Adam, batch 100
     python3 -m dtf_notebook.examples.train_digits --optimizer sgd --learning-rate 0.1 --steps 1000
+    python3 -m dtf_notebook.examples.train_digits --local-cluster   # ps + worker processes, session on the worker
 
 It prints ``step  loss  train-acc`` every 100 steps (loss and accuracy of that step's batch), then the loss and
 accuracy on the held-out test split, and exits with status 1 if the test accuracy is below ``--min-accuracy``
@@ -55,6 +56,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0, help="graph-level and data seed (default: %(default)s)")
     parser.add_argument(
+        "--local-cluster",
+        action="store_true",
+        help="start a ps task and a worker task as separate processes on this machine and train on them",
+    )
+    parser.add_argument(
+        "--target", default="", help="train on a running cluster through this task (zmq://host:port or grpc://...)"
+    )
+    parser.add_argument(
         "--min-accuracy",
         type=float,
         default=0.85,
@@ -95,13 +104,17 @@ def main(argv: list[str] | None = None) -> dict:
         x = tf.placeholder(tf.float32, [None, 784], name="x")
         y = tf.placeholder(tf.int64, [None], name="y")
 
-        weights_1 = tf.get_variable("weights_1", [784, 100])
-        biases_1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
-        weights_2 = tf.get_variable("weights_2", [100, 10])
-        biases_2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
+        # On a cluster the parameters live on the ps task and the model computes on the worker task.
+        distributed = bool(args.target or args.local_cluster)
+        with tf.device("/job:ps/task:0" if distributed else None):
+            weights_1 = tf.get_variable("weights_1", [784, 100])
+            biases_1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
+            weights_2 = tf.get_variable("weights_2", [100, 10])
+            biases_2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
 
-        hidden = tf.nn.relu(tf.matmul(x, weights_1) + biases_1)
-        logits = tf.matmul(hidden, weights_2) + biases_2
+        with tf.device("/job:worker/task:0" if distributed else None):
+            hidden = tf.nn.relu(tf.matmul(x, weights_1) + biases_1)
+            logits = tf.matmul(hidden, weights_2) + biases_2
 
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), y), tf.float32))
@@ -115,35 +128,55 @@ def main(argv: list[str] | None = None) -> dict:
         f"{args.optimizer} lr={learning_rate:g}, batch {args.batch_size}, {args.steps} steps, seed {args.seed}"
     )
     stream = batches(x_train, y_train, args.batch_size, seed=args.seed)
+    model = {"x": x, "y": y, "train_op": train_op, "loss": loss, "accuracy": accuracy, "global_step": global_step}
+    cluster = None
+    target = args.target
+    if args.local_cluster:
+        from dtf_notebook.distributed.launcher import ProcessCluster
+
+        cluster = ProcessCluster({"ps": 1, "worker": 1}).start()
+        target = cluster.target("worker", 0)
+        pids = ", ".join(f"{job}:{index} pid {t.pid}" for (job, index), t in cluster.tasks.items())
+        print(f"Local cluster: {cluster.spec} ({pids}); session on {target}")
+    try:
+        metrics = _train(args, graph, target, init_op, model, stream, (x_test, y_test))
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    metrics.update(optimizer=args.optimizer, learning_rate=float(learning_rate), steps=args.steps)
+    print(
+        f"test loss {metrics['test_loss']:.4f}  test accuracy {metrics['test_accuracy']:.4f}  "
+        f"(global step {metrics['global_step']}, {metrics['seconds']:.1f} s)"
+    )
+    return metrics
+
+
+def _train(args, graph, target, init_op, model, stream, test_set) -> dict:
+    """Runs the training loop in a session on ``target`` ("" = this process) and evaluates on ``test_set``."""
+    x, y, loss, accuracy = model["x"], model["y"], model["loss"], model["accuracy"]
     train_loss = train_acc = float("nan")
-    with tf.Session(graph=graph) as sess:
+    with tf.Session(target, graph=graph) as sess:
         sess.run(init_op)
         print(f"{'step':>6}  {'loss':>8}  {'train-acc':>9}")
         start = time.perf_counter()
         for step in range(1, args.steps + 1):
             xb, yb = next(stream)
-            _, train_loss, train_acc = sess.run([train_op, loss, accuracy], feed_dict={x: xb, y: yb})
+            _, train_loss, train_acc = sess.run([model["train_op"], loss, accuracy], feed_dict={x: xb, y: yb})
             if step % LOG_EVERY == 0 or step == args.steps:
                 print(f"{step:>6}  {float(train_loss):>8.4f}  {float(train_acc):>9.4f}")
         seconds = time.perf_counter() - start
-        test_loss, test_acc, final_step = sess.run([loss, accuracy, global_step], feed_dict={x: x_test, y: y_test})
+        test_loss, test_acc, final_step = sess.run(
+            [loss, accuracy, model["global_step"]], feed_dict={x: test_set[0], y: test_set[1]}
+        )
 
-    metrics = {
+    return {
         "test_loss": float(test_loss),
         "test_accuracy": float(test_acc),
         "train_loss": float(train_loss),
         "train_accuracy": float(train_acc),
         "global_step": int(final_step),
-        "steps": args.steps,
-        "optimizer": args.optimizer,
-        "learning_rate": float(learning_rate),
         "seconds": seconds,
     }
-    print(
-        f"test loss {metrics['test_loss']:.4f}  test accuracy {metrics['test_accuracy']:.4f}  "
-        f"(global step {metrics['global_step']}, {seconds:.1f} s)"
-    )
-    return metrics
 
 
 def cli(argv: list[str] | None = None) -> int:

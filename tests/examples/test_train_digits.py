@@ -28,3 +28,11 @@ def test_train_digits_other_optimizers(optimizer):
 def test_cli_exit_status_follows_threshold():
     assert train_digits.cli(["--steps", "20", "--min-accuracy", "0.0"]) == 0
     assert train_digits.cli(["--steps", "0", "--min-accuracy", "1.01"]) == 1
+
+
+@pytest.mark.cluster
+def test_train_digits_on_a_local_cluster_matches_local_training():
+    local = train_digits.main(["--steps", "100"])
+    distributed = train_digits.main(["--steps", "100", "--local-cluster"])
+    assert distributed["global_step"] == 100
+    assert distributed["test_loss"] == pytest.approx(local["test_loss"], rel=1e-4)

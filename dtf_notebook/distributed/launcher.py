@@ -1,0 +1,194 @@
+"""Start a cluster of task processes on this machine (loopback ports picked at run time), and stop them.
+
+Each task is ``python -m dtf_notebook.server`` in its own process, with its
+output in a log file (never a pipe, which a chatty task could fill and block
+on). :class:`ProcessCluster` waits until every task serves, remembers each
+process by pid, and stops every process it started, also at interpreter exit.
+
+Example:
+    >>> with ProcessCluster({"ps": 1, "worker": 1}) as cluster:   # doctest: +SKIP
+    ...     cluster.target("worker", 0)
+    'zmq://127.0.0.1:40123'
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_live: weakref.WeakSet[ProcessCluster] = weakref.WeakSet()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port that was free a moment ago (the OS picks it).
+
+    Example:
+        >>> 0 < free_port() < 65536
+        True
+    """
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def task_env(threads: int = 1) -> dict[str, str]:
+    """Environment for a task process: this package importable, and a thread budget for shared cores."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = _PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+    env["OMP_NUM_THREADS"] = str(threads)
+    return env
+
+
+@dataclass
+class TaskProcess:
+    """One running task: its place in the cluster, its process and its log file."""
+
+    job: str
+    index: int
+    address: str
+    proc: subprocess.Popen
+    log: str
+    args: list[str] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def target(self) -> str:
+        return f"zmq://{self.address}"
+
+    def output(self) -> str:
+        """Everything the task printed so far."""
+        with open(self.log, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+
+class ProcessCluster:
+    """A local cluster whose tasks are separate processes.
+
+    Args:
+        jobs: Tasks per job, e.g. ``{"ps": 1, "worker": 2}``.
+        extra_args: Extra ``dtf-server`` arguments per job (e.g. ``{"worker": ["--virtual-gpus", "2"]}``).
+        host: Address to bind (loopback by default).
+        start_timeout: Seconds to wait for each task to serve.
+    """
+
+    def __init__(
+        self,
+        jobs: dict[str, int],
+        extra_args: dict[str, list[str]] | None = None,
+        host: str = "127.0.0.1",
+        start_timeout: float = 60.0,
+    ) -> None:
+        self.spec = {job: [f"{host}:{free_port(host)}" for _ in range(n)] for job, n in jobs.items()}
+        self.extra_args = extra_args or {}
+        self.start_timeout = start_timeout
+        self.tasks: dict[tuple[str, int], TaskProcess] = {}
+        self._logdir = tempfile.mkdtemp(prefix="dtf-cluster-")
+        self._started = 0
+
+    def start_task(self, job: str, index: int, wait: bool = True) -> TaskProcess:
+        """Starts (or restarts) one task on its address from the spec."""
+        args = [
+            sys.executable,
+            "-m",
+            "dtf_notebook.server",
+            "--cluster",
+            json.dumps(self.spec),
+            "--job",
+            job,
+            "--task",
+            str(index),
+            *self.extra_args.get(job, []),
+        ]
+        self._started += 1
+        log = os.path.join(self._logdir, f"{job}-{index}-{self._started}.log")
+        with open(log, "w") as out:
+            proc = subprocess.Popen(args, env=task_env(), stdout=out, stderr=subprocess.STDOUT)
+        task = TaskProcess(job, index, self.spec[job][index], proc, log, args)
+        self.tasks[(job, index)] = task
+        _live.add(self)
+        if wait:
+            self.wait_ready(task)
+        return task
+
+    def wait_ready(self, task: TaskProcess) -> None:
+        """Waits until ``task`` serves.
+
+        Raises:
+            RuntimeError: it exited or did not serve in time; the message has its exit code and last output.
+        """
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if "\nready " in "\n" + task.output():
+                return
+            if task.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        code = task.proc.poll()
+        status = f"exited with code {code}" if code is not None else f"did not serve within {self.start_timeout:g} s"
+        raise RuntimeError(f"Task {task.job}:{task.index} {status}. Last output:\n{task.output()[-2000:]}")
+
+    def start(self) -> ProcessCluster:
+        """Starts every task and waits until all serve (stopping all of them if one fails)."""
+        try:
+            for job, addresses in self.spec.items():
+                for i in range(len(addresses)):
+                    self.start_task(job, i, wait=False)
+            for task in list(self.tasks.values()):
+                self.wait_ready(task)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def target(self, job: str, index: int = 0) -> str:
+        """The session target of a task: ``zmq://host:port``."""
+        return f"zmq://{self.spec[job][index]}"
+
+    def kill(self, job: str, index: int) -> None:
+        """Kills one task at once (SIGKILL), as a crash would."""
+        task = self.tasks[(job, index)]
+        task.proc.kill()
+        task.proc.wait(10)
+
+    def restart(self, job: str, index: int) -> TaskProcess:
+        """Kills one task and starts it again on the same address."""
+        self.kill(job, index)
+        return self.start_task(job, index)
+
+    def stop(self) -> None:
+        """Stops every process this cluster started (SIGTERM, then SIGKILL after 10 s)."""
+        for task in self.tasks.values():
+            if task.proc.poll() is None:
+                task.proc.terminate()
+        for task in self.tasks.values():
+            try:
+                task.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                task.proc.kill()
+                task.proc.wait(10)
+        _live.discard(self)
+
+    def __enter__(self) -> ProcessCluster:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for cluster in list(_live):
+        cluster.stop()

@@ -201,6 +201,8 @@ class MasterSession:
         plan = self.plan(feeds, fetches, targets)
         step_id = random.getrandbits(62)
         deadline = None if timeout is None else time.monotonic() + timeout
+        if len(plan.handles) == 1:
+            return self._run_single(plan, step_id, values, fetches, timeout)
         calls: dict[str, Future] = {}
         for task, handle in plan.handles.items():
             task_feeds = plan.feeds.get(task, [])
@@ -246,6 +248,28 @@ class MasterSession:
             results[index] = values[feed_index]
         return results
 
+    def _run_single(self, plan: _StepPlan, step_id: int, values: list[Any], fetches: list[str],
+                    timeout: float | None) -> list[Any]:
+        """One partition: call it from this thread (no fan-out, nothing to abort elsewhere)."""
+        ((task, handle),) = plan.handles.items()
+        task_feeds = plan.feeds.get(task, [])
+        header = {
+            "graph_handle": handle,
+            "step_id": step_id,
+            "feeds": [name for _, name in task_feeds],
+            "fetches": [name for _, name in plan.fetches.get(task, [])],
+            "targets": plan.targets.get(task, []),
+            "timeout": timeout,
+        }
+        reply, tensors = self.master.call_sync(task, "RunGraph", header, [values[i] for i, _ in task_feeds], timeout)
+        self._check_incarnation(task, reply)
+        results: list[Any] = [None] * len(fetches)
+        for (index, _), value in zip(plan.fetches.get(task, []), tensors):
+            results[index] = value
+        for index, feed_index in plan.fed_fetches:
+            results[index] = values[feed_index]
+        return results
+
     def _check_incarnation(self, task: str, reply: dict[str, Any]) -> None:
         seen = reply.get("incarnation")
         if seen is not None and self.incarnations.get(task) not in (None, seen):
@@ -277,10 +301,12 @@ class MasterService:
         call: How to reach a task's worker service.
     """
 
-    def __init__(self, cluster: ClusterSpec, job: str, task: int, call: TaskCaller) -> None:
+    def __init__(self, cluster: ClusterSpec, job: str, task: int, call: TaskCaller, call_sync: Any = None) -> None:
         self.cluster = cluster
         self.job, self.task = job, task
         self.call = call
+        # (task, method, header, tensors, timeout) -> reply, run in the calling thread.
+        self.call_sync = call_sync or (lambda t, m, h, x, timeout: call(t, m, h, x).result(timeout))
         self._sessions: dict[str, MasterSession] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()

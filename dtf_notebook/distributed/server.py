@@ -103,7 +103,7 @@ class Server:
         self._stopped = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix=f"dtf-{job_name}{task_index}")
         self.worker = WorkerService(job_name, self.task_index, self.config, peers=self._send_to_peer)
-        self.master = MasterService(cluster, job_name, self.task_index, self._call_task)
+        self.master = MasterService(cluster, job_name, self.task_index, self._call_task, self._call_task_sync)
         self._client: Client = shared_client(cluster_key_of(self.config))
         if start:
             self.start()
@@ -208,6 +208,16 @@ class Server:
         if peer is not None:
             return self._pool.submit(peer._handle_local, method, header, tensors)
         return self._client.call_async(address, method, header, tensors)
+
+    def _call_task_sync(
+        self, task: str, method: str, header: dict[str, Any], tensors: list[Any], timeout: float | None
+    ) -> tuple[dict[str, Any], list[Any]]:
+        address = self._task_address(task)
+        peer = self if address == self.address else local_server(address)
+        if peer is not None:
+            return peer._handle_local(method, header, tensors)
+        # The step's own deadline is enforced by the worker; allow it a moment to report back.
+        return self._client.call(address, method, header, tensors, None if timeout is None else timeout + 5.0)
 
     def _handle_local(self, method: str, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list]:
         reply, out = self._handle(method, header, tensors)

@@ -222,6 +222,15 @@ class ServiceSocket:
             self._auth.stop()
 
 
+def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
+    """Sends without blocking; False when the peer cannot take it now (not connected, or gone)."""
+    try:
+        sock.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
+        return True
+    except zmq.Again:
+        return False
+
+
 def _bind_with_retry(sock: zmq.Socket, endpoint: str, patience: float = 3.0) -> None:
     """Binds, retrying briefly while the port is still held: ZeroMQ releases a closed socket's port
     asynchronously, so a task restarted on its own port right after ``stop()`` may race the release."""
@@ -256,6 +265,14 @@ class _KeyCheck:
 
 
 # ---- client end -------------------------------------------------------------------------------
+class _SocketSet(dict):
+    """A thread's own DEALER sockets, closed when the thread ends (its thread-local storage is freed)."""
+
+    def __del__(self) -> None:
+        for sock in self.values():
+            sock.close(0)
+
+
 class _Pending:
     __slots__ = ("future", "address", "sent_at", "incarnation")
 
@@ -323,15 +340,84 @@ class Client:
             AbortedError: the peer restarted while the request was outstanding.
             OpError: the peer answered with an error.
         """
-        future = self.call_async(address, method, header, tensors)
+        if self._closing.is_set():
+            raise errors.CancelledError(None, None, "The client is closed")
+        # Synchronous calls use a socket owned by the calling thread: no hand-off to the I/O thread and back.
+        sock = self._thread_socket(address)
+        req_id = next(self._ids)
+        sent_to = self._incarnations.get(address)
+        request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors)
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        self._send_patiently(sock, request, address, method, start, deadline)
+        last_heard = start
+        while True:
+            now = time.monotonic()
+            wait = self.heartbeat_interval if deadline is None else min(self.heartbeat_interval, deadline - now)
+            if wait <= 0:
+                raise errors.DeadlineExceededError(None, None, f"{method} to {address} timed out after {timeout:.3g} s")
+            if sock.poll(int(wait * 1000) + 1, zmq.POLLIN):
+                reply, reply_tensors = self._read_reply(sock, address, sent_to)
+                last_heard = time.monotonic()
+                if reply is None or reply.get("id") != req_id:
+                    continue  # a pong, or the late reply of an earlier call that gave up
+                if "error" in reply:
+                    raise wire.decode_error(reply["error"])
+                return reply, reply_tensors
+            silent = time.monotonic() - last_heard
+            if silent > self.dead_after:
+                self._drop_thread_socket(address)
+                raise errors.UnavailableError(
+                    None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
+                )
+            _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+
+    def _send_patiently(
+        self, sock: zmq.Socket, frames: list[Any], address: str, method: str, start: float, deadline: float | None
+    ) -> None:
+        # A DEALER with no connected peer blocks on send: never block, wait in slices and give up like a call.
+        while not _try_send(sock, frames):
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                raise errors.DeadlineExceededError(None, None, f"{method} to {address}: could not even send in time")
+            if now - start > self.dead_after:
+                self._drop_thread_socket(address)
+                raise errors.UnavailableError(
+                    None, None, f"Could not reach the task at {address} for {now - start:.1f} s; it is probably down"
+                )
+            sock.poll(50, zmq.POLLOUT)
+
+    def _read_reply(
+        self, sock: zmq.Socket, address: str, sent_to: int | None
+    ) -> tuple[dict[str, Any] | None, list[Any]]:
+        frames = sock.recv_multipart(copy=False)
         try:
-            reply, reply_tensors = future.result(timeout)
-        except TimeoutError:
-            self._forget(future)
-            raise errors.DeadlineExceededError(
-                None, None, f"{method} to {address} timed out after {timeout:.3g} s"
-            ) from None
-        return reply, reply_tensors
+            header, tensors = wire.decode_message([f.buffer for f in frames], self._limits)
+        except errors.OpError:
+            return None, []
+        incarnation = header.get("incarnation")
+        if isinstance(incarnation, int):
+            self._incarnations[address] = incarnation
+            if sent_to is not None and sent_to != incarnation and header.get("id") == 0:
+                # A pong from a new incarnation: the task restarted and lost the request we are waiting on.
+                self._drop_thread_socket(address)
+                raise errors.AbortedError(None, None, f"The task at {address} restarted; the request was lost with it")
+        return header, tensors
+
+    def _thread_socket(self, address: str) -> zmq.Socket:
+        sockets = getattr(self._pushers, "dealers", None)
+        if sockets is None:
+            sockets = self._pushers.dealers = _SocketSet()
+        sock = sockets.get(address)
+        if sock is None:
+            sock = sockets[address] = self._new_dealer(address)
+        return sock
+
+    def _drop_thread_socket(self, address: str) -> None:
+        sockets = getattr(self._pushers, "dealers", None)
+        sock = sockets.pop(address, None) if sockets is not None else None
+        if sock is not None:
+            sock.close(0)
 
     def call_async(
         self, address: str, method: str, header: dict[str, Any] | None = None, tensors: Sequence[Any] = ()
@@ -364,24 +450,28 @@ class Client:
     def _socket(self, address: str, poller: zmq.Poller) -> zmq.Socket:
         sock = self._sockets.get(address)
         if sock is None:
-            sock = self._context.socket(zmq.DEALER)
-            _apply_common_options(sock)
-            sock.setsockopt(zmq.RECONNECT_IVL, 50)
-            sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
-            sock.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
-            if self._keys is not None:
-                sock.curve_serverkey = self._keys["server_public"]
-                sock.curve_secretkey = self._keys["client_secret"]
-                sock.curve_publickey = self._keys["client_public"]
-            sock.connect(_tcp(address))
-            self._sockets[address] = sock
+            sock = self._sockets[address] = self._new_dealer(address)
             poller.register(sock, zmq.POLLIN)
+        return sock
+
+    def _new_dealer(self, address: str) -> zmq.Socket:
+        sock = self._context.socket(zmq.DEALER)
+        _apply_common_options(sock)
+        sock.setsockopt(zmq.RECONNECT_IVL, 50)
+        sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
+        sock.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
+        if self._keys is not None:
+            sock.curve_serverkey = self._keys["server_public"]
+            sock.curve_secretkey = self._keys["client_secret"]
+            sock.curve_publickey = self._keys["client_public"]
+        sock.connect(_tcp(address))
         return sock
 
     def _loop(self) -> None:
         poller = zmq.Poller()
         poller.register(self._commands, zmq.POLLIN)
         by_socket: dict[zmq.Socket, str] = {}
+        backlog: dict[str, list[list[Any]]] = {}
         next_check = time.monotonic() + self.heartbeat_interval
         while not self._closing.is_set():
             timeout_ms = max(0, int((next_check - time.monotonic()) * 1000))
@@ -399,10 +489,14 @@ class Client:
                     sock = self._socket(address, poller)
                     by_socket[sock] = address
                     self._last_heard.setdefault(address, time.monotonic())
-                    try:
-                        sock.send_multipart(frames[2:], copy=False)
-                    except zmq.ZMQError as e:
-                        self._fail_address(address, errors.UnavailableError(None, None, f"{address}: {e.strerror}"))
+                    backlog.setdefault(address, []).append(frames[2:])
+            for address, queued in list(backlog.items()):
+                # Messages to a peer not connected yet wait here; the heartbeat fails them if it never comes.
+                sock = self._sockets[address]
+                while queued and _try_send(sock, queued[0]):
+                    queued.pop(0)
+                if not queued:
+                    del backlog[address]
             for sock, address in list(by_socket.items()):
                 if sock in ready:
                     while True:
@@ -471,10 +565,7 @@ class Client:
             elif now - self._last_ping.get(address, 0.0) >= self.heartbeat_interval and now - oldest > 0.2:
                 self._last_ping[address] = now
                 ping = wire.encode_message({"id": 0, "method": "Ping"})
-                try:
-                    self._socket(address, poller).send_multipart(ping, copy=False)
-                except zmq.ZMQError:
-                    pass
+                _try_send(self._socket(address, poller), ping)
 
     def _fail_address(self, address: str, error: errors.OpError) -> None:
         with self._lock:

@@ -343,8 +343,14 @@ class Plan:
         steps = self.steps
         i = 0
         try:
-            if trace is None:
+            if trace is None and (step is None or step.deadline is None):
                 for i, fn in enumerate(steps):  # noqa: B007 - i names the failing node below
+                    fn(vals)
+            elif trace is None:
+                deadline = step.deadline
+                for i, fn in enumerate(steps):  # noqa: B007
+                    if time.monotonic() > deadline:
+                        raise errors.DeadlineExceededError(None, None, "Timed out: the step ran past its deadline")
                     fn(vals)
             else:
                 for i, fn in enumerate(steps):  # noqa: B007

@@ -201,21 +201,51 @@ class MasterSession:
         plan = self.plan(feeds, fetches, targets)
         step_id = random.getrandbits(62)
         deadline = None if timeout is None else time.monotonic() + timeout
-        if len(plan.handles) == 1:
-            return self._run_single(plan, step_id, values, fetches, timeout)
-        calls: dict[str, Future] = {}
-        for task, handle in plan.handles.items():
-            task_feeds = plan.feeds.get(task, [])
-            header = {
-                "graph_handle": handle,
-                "step_id": step_id,
-                "feeds": [name for _, name in task_feeds],
-                "fetches": [name for _, name in plan.fetches.get(task, [])],
-                "targets": plan.targets.get(task, []),
-                "timeout": timeout,
-            }
-            calls[task] = self.master.call(task, "RunGraph", header, [values[i] for i, _ in task_feeds])
+        requests = {task: self._run_graph_request(plan, task, step_id, values, timeout) for task in plan.handles}
         results: list[Any] = [None] * len(fetches)
+        if len(requests) == 1:
+            # One partition: call it from this thread (no fan-out, nothing to abort elsewhere).
+            ((task, (header, tensors)),) = requests.items()
+            reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
+            self._check_incarnation(task, reply)
+            self._collect(plan, task, out, results)
+        else:
+            self._run_partitions(plan, step_id, requests, deadline, timeout, results)
+        for index, feed_index in plan.fed_fetches:
+            results[index] = values[feed_index]
+        return results
+
+    def _run_graph_request(
+        self, plan: _StepPlan, task: str, step_id: int, values: list[Any], timeout: float | None
+    ) -> tuple[dict[str, Any], list[Any]]:
+        task_feeds = plan.feeds.get(task, [])
+        header = {
+            "graph_handle": plan.handles[task],
+            "step_id": step_id,
+            "feeds": [name for _, name in task_feeds],
+            "fetches": [name for _, name in plan.fetches.get(task, [])],
+            "targets": plan.targets.get(task, []),
+            "timeout": timeout,
+            "master": self.master.address,
+        }
+        return header, [values[i] for i, _ in task_feeds]
+
+    @staticmethod
+    def _collect(plan: _StepPlan, task: str, tensors: list[Any], results: list[Any]) -> None:
+        for (index, _), value in zip(plan.fetches.get(task, []), tensors):
+            results[index] = value
+
+    def _run_partitions(
+        self,
+        plan: _StepPlan,
+        step_id: int,
+        requests: dict[str, tuple[dict[str, Any], list[Any]]],
+        deadline: float | None,
+        timeout: float | None,
+        results: list[Any],
+    ) -> None:
+        """Runs every partition at once; the first failure aborts the step on every task, then is raised."""
+        calls = {task: self.master.call(task, "RunGraph", *request) for task, request in requests.items()}
         first_error: errors.OpError | None = None
         task_of_future = {future: task for task, future in calls.items()}
         pending = set(task_of_future)
@@ -223,10 +253,9 @@ class MasterSession:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             done, pending = wait(pending, timeout=remaining, return_when=FIRST_EXCEPTION)
             if not done:
+                waiting = sorted(task_of_future[f] for f in pending)
                 first_error = first_error or errors.DeadlineExceededError(
-                    None,
-                    None,
-                    f"Step timed out after {timeout:.3g} s waiting for {sorted(task_of_future[f] for f in pending)}",
+                    None, None, f"Step timed out after {timeout:.3g} s waiting for {waiting}"
                 )
                 self._abort(step_id, first_error, calls)
                 break
@@ -240,35 +269,9 @@ class MasterSession:
                         first_error = e
                         self._abort(step_id, e, calls)
                     continue
-                for (index, _), value in zip(plan.fetches.get(task, []), tensors):
-                    results[index] = value
+                self._collect(plan, task, tensors, results)
         if first_error is not None:
             raise first_error
-        for index, feed_index in plan.fed_fetches:
-            results[index] = values[feed_index]
-        return results
-
-    def _run_single(self, plan: _StepPlan, step_id: int, values: list[Any], fetches: list[str],
-                    timeout: float | None) -> list[Any]:
-        """One partition: call it from this thread (no fan-out, nothing to abort elsewhere)."""
-        ((task, handle),) = plan.handles.items()
-        task_feeds = plan.feeds.get(task, [])
-        header = {
-            "graph_handle": handle,
-            "step_id": step_id,
-            "feeds": [name for _, name in task_feeds],
-            "fetches": [name for _, name in plan.fetches.get(task, [])],
-            "targets": plan.targets.get(task, []),
-            "timeout": timeout,
-        }
-        reply, tensors = self.master.call_sync(task, "RunGraph", header, [values[i] for i, _ in task_feeds], timeout)
-        self._check_incarnation(task, reply)
-        results: list[Any] = [None] * len(fetches)
-        for (index, _), value in zip(plan.fetches.get(task, []), tensors):
-            results[index] = value
-        for index, feed_index in plan.fed_fetches:
-            results[index] = values[feed_index]
-        return results
 
     def _check_incarnation(self, task: str, reply: dict[str, Any]) -> None:
         seen = reply.get("incarnation")
@@ -305,6 +308,7 @@ class MasterService:
         self.cluster = cluster
         self.job, self.task = job, task
         self.call = call
+        self.address = ""  # set by the Server once bound: workers check this master is alive during long steps
         # (task, method, header, tensors, timeout) -> reply, run in the calling thread.
         self.call_sync = call_sync or (lambda t, m, h, x, timeout: call(t, m, h, x).result(timeout))
         self._sessions: dict[str, MasterSession] = {}

@@ -102,7 +102,9 @@ class Server:
         self._socket: ServiceSocket | None = None
         self._stopped = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix=f"dtf-{job_name}{task_index}")
-        self.worker = WorkerService(job_name, self.task_index, self.config, peers=self._send_to_peer)
+        self.worker = WorkerService(
+            job_name, self.task_index, self.config, peers=self._send_to_peer, master_alive=self._check_master
+        )
         self.master = MasterService(cluster, job_name, self.task_index, self._call_task, self._call_task_sync)
         self._client: Client = shared_client(cluster_key_of(self.config))
         if start:
@@ -140,6 +142,7 @@ class Server:
             return
         self._socket = ServiceSocket(self._address, self._handle, cluster_key=cluster_key_of(self.config))
         self.worker.incarnation = self._socket.incarnation
+        self.master.address = self._socket.address
         if self._address.endswith(":0"):
             # Port 0 picks a free port; the cluster spec now names the real address.
             self._rewrite_own_address(self._socket.address)
@@ -231,6 +234,16 @@ class Server:
             peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())
             return None
         return self._client.call_async(address, "SendTensor", {"step_id": step_id, "key": key}, [value])
+
+    def _check_master(self, address: str) -> None:
+        if address == self.address or local_server(address) is not None:
+            return
+        try:
+            self._client.call(address, "Ping", {}, timeout=self._client.dead_after)
+        except (errors.UnavailableError, errors.DeadlineExceededError) as e:
+            raise errors.UnavailableError(
+                None, None, f"The master of this step ({address}) is gone; giving up the step ({e.message})"
+            ) from None
 
     def __repr__(self) -> str:
         state = "serving" if self._socket is not None else "stopped"

@@ -70,13 +70,17 @@ class WorkerService:
         peers: Sends a tensor to another task (set by the Server; None for a lone task).
     """
 
-    def __init__(self, job: str, task: int, config: ConfigProto, peers: PeerSender | None) -> None:
+    def __init__(
+        self, job: str, task: int, config: ConfigProto, peers: PeerSender | None, master_alive: Any = None
+    ) -> None:
         self.job, self.task = job, task
         self.task_name = f"/job:{job}/replica:0/task:{task}"
         self.state = ExecutionState()
         self.backend = LocalBackend(config, state=self.state, job=job, task=task)
         self.rendezvous = RendezvousTable()
         self._peers = peers
+        # Raises when a master (by address) no longer answers, so its blocked steps give up.
+        self._master_alive = master_alive
         self._graphs: dict[str, Any] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -138,6 +142,9 @@ class WorkerService:
         except (KeyError, ValueError) as e:
             raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
         rendezvous = self.rendezvous.get(step_id)
+        master = header.get("master")
+        if isinstance(master, str) and self._master_alive is not None:
+            rendezvous.watchdog = _Throttled(lambda: self._master_alive(master), every=2.0)
         pending_sends: list[Any] = []
 
         def send(key: str, recv_device: str, value: Any) -> None:
@@ -194,6 +201,19 @@ class WorkerService:
             if isinstance(resource, VariableResource):
                 rows.append(describe_variable(container, name, resource))
         return {"variables": rows, "task": self.task_name}, []
+
+
+class _Throttled:
+    """Calls ``fn`` at most every ``every`` seconds."""
+
+    def __init__(self, fn: Callable[[], None], every: float) -> None:
+        self._fn, self._every, self._last = fn, every, time.monotonic()
+
+    def __call__(self) -> None:
+        now = time.monotonic()
+        if now - self._last >= self._every:
+            self._last = now
+            self._fn()
 
 
 def describe_variable(container: str, name: str, resource: VariableResource) -> dict[str, Any]:

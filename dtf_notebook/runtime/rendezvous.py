@@ -28,6 +28,8 @@ class Rendezvous:
         self._cond = threading.Condition()
         self._values: dict[str, Any] = {}
         self._error: errors.OpError | None = None
+        #: Called while a receive waits; raises to give up (e.g. when the step's master is gone).
+        self.watchdog: Any = None
 
     def put(self, key: str, value: Any) -> None:
         """Delivers ``value`` under ``key`` (a second delivery of the same key is an error)."""
@@ -44,15 +46,20 @@ class Rendezvous:
             DeadlineExceededError: ``deadline`` (a ``time.monotonic()`` value) passed first.
             OpError: the step was aborted; the abort's error is raised.
         """
-        with self._cond:
-            while key not in self._values:
+        while True:
+            with self._cond:
+                if key in self._values:
+                    return self._values.pop(key)
                 if self._error is not None:
                     raise self._error
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     raise errors.DeadlineExceededError(None, None, f"Timed out waiting for tensor {key!r}")
                 self._cond.wait(0.5 if remaining is None else min(remaining, 0.5))
-            return self._values.pop(key)
+                if key in self._values:
+                    return self._values.pop(key)
+            if self.watchdog is not None:
+                self.watchdog()  # outside the lock: it may take a network round trip
 
     def abort(self, error: errors.OpError) -> None:
         """Fails every current and future ``recv`` with ``error``."""

@@ -7,7 +7,7 @@ import sys
 
 from dtf_notebook.distributed.launcher import ProcessCluster, free_port, task_env
 
-__all__ = ["ProcessCluster", "free_port", "run_client"]
+__all__ = ["ProcessCluster", "free_port", "run_client", "task_env"]
 
 
 def run_client(script: str, *args: str, timeout: float = 120) -> str:

@@ -183,3 +183,49 @@ def test_hello_world_local_server():
             assert sess.run(c) == b"Hello, distributed TensorFlow!"
     finally:
         server.stop()
+
+
+def test_device_filters_limit_which_tasks_a_session_contacts(capfd):
+    from tests.distributed.cluster_util import free_port
+
+    spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
+    ps = tf.train.Server(spec, job_name="ps", task_index=0)
+    worker = tf.train.Server(spec, job_name="worker", task_index=0)  # worker 1 never starts
+    try:
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(2.0, name="filtered")
+        doubled = v * 2.0
+        config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:0"], log_device_placement=True)
+        with tf.Session(worker.target, config=config) as sess:
+            sess.run(v.initializer)
+            assert sess.run(doubled) == 4.0
+            names = {d.name for d in sess.list_devices()}
+        assert not any("task:1" in n and "worker" in n for n in names)
+        out = capfd.readouterr().out
+        assert "filtered: (VariableV2): /job:ps/replica:0/task:0/device:CPU:0" in out
+    finally:
+        worker.stop()
+        ps.stop()
+
+
+def test_server_cli_reads_tf_config():
+    import json
+    import subprocess
+    import sys
+
+    from tests.distributed.cluster_util import free_port, task_env
+
+    address = f"127.0.0.1:{free_port()}"
+    env = task_env()
+    env["TF_CONFIG"] = json.dumps({"cluster": {"chief": [address]}, "task": {"type": "chief", "index": 0}})
+    proc = subprocess.Popen([sys.executable, "-m", "dtf_notebook.server"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.split()[:4] == ["ready", "chief", "0", address]
+        assert int(line.split()[4]) == proc.pid
+        with tf.Session(f"zmq://{address}") as sess:
+            assert sess.run(tf.constant(5.0)) == 5.0
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()

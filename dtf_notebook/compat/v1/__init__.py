@@ -11,5 +11,5 @@ Example:
 """
 
 from dtf_notebook import errors
-from dtf_notebook.compat.v1 import initializers, nn, random, train  # noqa: E402
+from dtf_notebook.compat.v1 import distribute, initializers, nn, random, train  # noqa: E402
 from dtf_notebook.compat.v1._names import *  # noqa: F403

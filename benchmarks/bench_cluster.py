@@ -5,8 +5,9 @@ Run: ``python benchmarks/bench_cluster.py [--repeats N] [--sizes 1K,1M,64M] [--n
 Every task is its own process (``python -m dtf_notebook.server``); the client is this process.
 Measured, in one run:
 
-* latency: median ``sess.run(assign_add)`` on a ps variable through a session on the worker, against a raw
-  pyzmq REQ/REP round trip between two processes;
+* latency: median ``sess.run(assign_add)`` on a ps variable through a session on the worker — with the session
+  inside the worker task's process (TF1's between-graph replication) and from a separate client process —
+  against a raw pyzmq REQ/REP round trip between two processes;
 * ps→worker throughput: the worker reduces a ps variable of each size (so the tensor crosses once per step),
   and full fetch: the client fetches the variable (it crosses ps→worker→client), against one raw pyzmq message
   of that size between two processes;
@@ -163,6 +164,52 @@ def _workloads(tf, target: str, sizes: dict[str, int], repeats: int):
     return latency, to_worker, to_client
 
 
+IN_WORKER = r"""
+import json, statistics, sys, time
+import dtf_notebook.compat.v1 as tf
+spec = json.loads(sys.argv[1])
+server = tf.train.Server(spec, job_name="worker", task_index=0)
+with tf.device("/job:ps/task:0"):
+    counter = tf.Variable(0.0, name="counter")
+inc = tf.assign_add(counter, 1.0)
+with tf.Session(server.target) as sess:
+    sess.run(counter.initializer)
+    for _ in range(100):
+        sess.run(inc)
+    times = []
+    for _ in range(int(sys.argv[2])):
+        t = time.perf_counter()
+        sess.run(inc)
+        times.append(time.perf_counter() - t)
+print("latency", statistics.median(times), flush=True)
+server.stop()
+"""
+
+
+def ours_in_worker(repeats: int) -> float:
+    """Latency with the client inside the worker task's process (TF1's between-graph replication)."""
+    spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
+    ps = start(
+        [sys.executable, "-m", "dtf_notebook.server", "--cluster", json.dumps(spec), "--job", "ps", "--task", "0"],
+        "ready ",
+    )
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", IN_WORKER, json.dumps(spec), str(max(repeats * 50, 500))],
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        line = [x for x in out.stdout.splitlines() if x.startswith("latency")]
+        if not line:
+            raise RuntimeError(out.stderr[-2000:])
+        return float(line[0].split()[1])
+    finally:
+        ps.terminate()
+        ps.wait(10)
+
+
 # ---- TensorFlow, when installed ----------------------------------------------------------------
 TF_SERVER = r"""
 import json, sys
@@ -203,13 +250,15 @@ def main(argv: list[str] | None = None) -> None:
     sizes = {s: SIZES[s] for s in args.sizes.split(",")}
     rtt, raw = raw_zmq(sizes, args.repeats)
     latency, to_worker, to_client = ours(sizes, args.repeats)
+    in_worker = ours_in_worker(args.repeats)
     tf_numbers = None if args.no_tf else tensorflow_numbers(sizes, args.repeats)
     print(f"dtf_notebook cluster benchmark (ps + worker + client processes, loopback), repeats {args.repeats}")
     print(f"{'measurement':44s} {'value':>12s} {'vs raw zmq':>11s} {'vs TF':>9s}")
     print("-" * 80)
     tf_lat = f"{latency / tf_numbers[0]:8.2f}x" if tf_numbers else "       -"
     print(f"{'raw zmq REQ/REP round trip (us)':44s} {rtt * 1e6:12.1f}")
-    print(f"{'sess.run(assign_add on ps) latency (us)':44s} {latency * 1e6:12.1f} {latency / rtt:10.2f}x {tf_lat}")
+    print(f"{'assign_add on ps, session in worker (us)':44s} {in_worker * 1e6:12.1f} {in_worker / rtt:10.2f}x")
+    print(f"{'assign_add on ps, client process (us)':44s} {latency * 1e6:12.1f} {latency / rtt:10.2f}x {tf_lat}")
     for label in sizes:
         t_w = f"{to_worker[label] / tf_numbers[1][label]:8.2f}x" if tf_numbers else "       -"
         t_c = f"{to_client[label] / tf_numbers[2][label]:8.2f}x" if tf_numbers else "       -"

@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, lambda *_: server.stop())
     print(f"ready {job} {task} {server.address} {os.getpid()}", flush=True)
     server.join()
-    return 0
+    # The task is done: leave now rather than wait for handler threads still blocked on vanished peers.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

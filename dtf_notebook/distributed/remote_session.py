@@ -21,7 +21,7 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
-from dtf_notebook.distributed.server import cluster_key_of
+from dtf_notebook.distributed.server import cluster_key_of, local_server
 from dtf_notebook.distributed.transport import shared_client
 from dtf_notebook.framework.graph import Graph
 from dtf_notebook.runtime.config import ConfigProto, RunOptions
@@ -39,7 +39,10 @@ class RemoteBackend:
             )
         self.address = address.rstrip("/")
         self.config = config
-        self._client = shared_client(cluster_key_of(config))
+        # A server of this very process (between-graph replication: a task running its own client) is called
+        # directly, without sockets.
+        server = local_server(self.address)
+        self._client = _InProcess(server) if server is not None else shared_client(cluster_key_of(config))
         self._graph = graph
         self._sent = 0
         self._sent_version = -1
@@ -114,6 +117,25 @@ class RemoteBackend:
             self._client.call(self.address, "CloseSession", {"session_handle": handle}, timeout=5)
         except errors.OpError:
             pass  # the master is gone; nothing left to close
+
+
+class _InProcess:
+    """Calls the master of a server living in this process, with the transport client's ``call`` signature."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def call(
+        self,
+        address: str,
+        method: str,
+        header: dict[str, Any] | None = None,
+        tensors: Any = (),
+        timeout: float | None = None,
+    ) -> tuple[dict[str, Any], list[Any]]:
+        if local_server(address) is not self._server:
+            raise errors.UnavailableError(None, None, f"The in-process task at {address} was stopped")
+        return self._server._handle_local(method, dict(header or {}), list(tensors))
 
 
 def _as_device(d: dict[str, Any]) -> LocalDevice:

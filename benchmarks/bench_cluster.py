@@ -44,6 +44,16 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """Terminates a helper process, killing it if it does not exit in time."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
 def start(args: list[str], ready: str, timeout: float = 90.0) -> subprocess.Popen:
     log = tempfile.NamedTemporaryFile("w+", delete=False, suffix=".log")
     proc = subprocess.Popen(args, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
@@ -127,8 +137,7 @@ def ours(sizes: dict[str, int], repeats: int) -> tuple[float, dict[str, float], 
         return _workloads(tf, "zmq://" + spec["worker"][0], sizes, repeats)
     finally:
         for p in procs:
-            p.terminate()
-            p.wait(10)
+            stop(p)
 
 
 def _workloads(tf, target: str, sizes: dict[str, int], repeats: int):
@@ -206,8 +215,7 @@ def ours_in_worker(repeats: int) -> float:
             raise RuntimeError(out.stderr[-2000:])
         return float(line[0].split()[1])
     finally:
-        ps.terminate()
-        ps.wait(10)
+        stop(ps)
 
 
 # ---- TensorFlow, when installed ----------------------------------------------------------------
@@ -233,8 +241,7 @@ def tensorflow_numbers(sizes: dict[str, int], repeats: int):
         return _workloads(tf1, "grpc://" + spec["worker"][0], sizes, repeats)
     finally:
         for p in procs:
-            p.kill()
-            p.wait(10)
+            stop(p)
 
 
 def mb_s(x: float) -> str:

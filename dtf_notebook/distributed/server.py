@@ -140,7 +140,9 @@ class Server:
         """
         if self._socket is not None:
             return
-        self._socket = ServiceSocket(self._address, self._handle, cluster_key=cluster_key_of(self.config))
+        self._socket = ServiceSocket(
+            self._address, self._handle, cluster_key=cluster_key_of(self.config), inline=self.worker.can_inline
+        )
         self.worker.incarnation = self._socket.incarnation
         self.master.address = self._socket.address
         if self._address.endswith(":0"):

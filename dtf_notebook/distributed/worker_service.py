@@ -82,6 +82,7 @@ class WorkerService:
         # Raises when a master (by address) no longer answers, so its blocked steps give up.
         self._master_alive = master_alive
         self._graphs: dict[str, Any] = {}
+        self._timings: dict[str, float] = {}  # graph handle -> recent run time, for partitions that never wait
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.incarnation = 0  # set by the Server
@@ -106,12 +107,27 @@ class WorkerService:
             "devices": [d.describe() for d in self.devices],
         }, []
 
+    def can_inline(self, method: str, header: dict[str, Any]) -> bool:
+        """True for requests short enough to run on the server's I/O thread (see ServiceSocket's ``inline``).
+
+        Bookkeeping requests always are; a ``RunGraph`` is when its partition never waits on a peer (no
+        ``_Recv``, no ``_Send``) and its recent runs took under a millisecond.
+        """
+        if method in _INSTANT:
+            return True
+        if method != "RunGraph":
+            return False
+        stats = self._timings.get(header.get("graph_handle"))
+        return stats is not None and stats < 1e-3
+
     def register_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         graph_def = wire.decode_graph_def(_field(header, "graph", dict), tensors)
         graph = import_graph_def(graph_def)
         handle = f"{self.task_name}/graph/{next(self._ids)}"
         with self._lock:
             self._graphs[handle] = graph
+            if not any(op.type in ("_Recv", "_Send") for op in graph.get_operations()):
+                self._timings[handle] = 1.0  # measured below; too slow until proven fast
         return {"graph_handle": handle}, []
 
     def deregister_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
@@ -154,8 +170,12 @@ class WorkerService:
 
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         step = StepContext(step_id, deadline, {"rendezvous": rendezvous, "send": send})
+        started = time.perf_counter()
         try:
             results = self.backend.run(graph, fetches, targets, feeds, None, None, step=step)
+            if handle in self._timings:
+                # A decaying estimate, so a partition that turns slow leaves the I/O thread quickly.
+                self._timings[handle] = 0.5 * self._timings[handle] + 0.5 * (time.perf_counter() - started)
             for pending in pending_sends:
                 pending.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
         except errors.OpError as e:
@@ -245,6 +265,8 @@ def _field(header: dict[str, Any], name: str, kind: type) -> Any:
         )
     return value
 
+
+_INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph"})
 
 _METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "GetStatus": WorkerService.get_status,

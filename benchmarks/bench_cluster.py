@@ -70,6 +70,19 @@ def start(args: list[str], ready: str, timeout: float = 90.0) -> subprocess.Pope
         raise RuntimeError(f"{args[:4]} did not start: {f.read()[-2000:]}")
 
 
+def timed(fn, repeats: int, warmup: int = 3, min_seconds: float = 1.5) -> float:
+    """Median seconds per call after warm-up, over at least ``repeats`` calls and ``min_seconds`` of calls."""
+    for _ in range(warmup):
+        fn()
+    runs: list[float] = []
+    start = time.perf_counter()
+    while len(runs) < repeats or time.perf_counter() - start < min_seconds:
+        t = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t)
+    return statistics.median(runs)
+
+
 # ---- raw pyzmq baselines ------------------------------------------------------------------------
 RAW_PEER = r"""
 import sys, zmq
@@ -106,13 +119,12 @@ def raw_zmq(sizes: dict[str, int], repeats: int) -> tuple[float, dict[str, float
         throughput = {}
         for label, n in sizes.items():
             payload = np.ones(n, dtype=np.uint8)
-            best = []
-            for _ in range(repeats):
-                t = time.perf_counter()
+
+            def one_message(payload=payload):
                 sock.send(payload, copy=False)
                 sock.recv()
-                best.append(time.perf_counter() - t)
-            throughput[label] = n / statistics.median(best)
+
+            throughput[label] = n / timed(one_message, repeats)
         sock.send(b"stop")
         sock.recv()
     finally:
@@ -163,13 +175,7 @@ def _workloads(tf, target: str, sizes: dict[str, int], repeats: int):
         to_worker, to_client = {}, {}
         for label, n in sizes.items():
             for store, fetch in ((to_worker, reduced[label]), (to_client, tensors[label])):
-                sess.run(fetch)
-                runs = []
-                for _ in range(repeats):
-                    t = time.perf_counter()
-                    sess.run(fetch)
-                    runs.append(time.perf_counter() - t)
-                store[label] = n / statistics.median(runs)
+                store[label] = n / timed(lambda fetch=fetch: sess.run(fetch), repeats)
     return latency, to_worker, to_client
 
 

@@ -157,7 +157,7 @@ class WorkerService:
             feeds = [(graph.get_tensor_by_name(n), v) for n, v in zip(feed_names, tensors)]
         except (KeyError, ValueError) as e:
             raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
-        rendezvous = self.rendezvous.get(step_id)
+        rendezvous = self.rendezvous.acquire(step_id)
         master = header.get("master")
         if isinstance(master, str) and self._master_alive is not None:
             rendezvous.watchdog = _Throttled(lambda: self._master_alive(master), every=2.0)
@@ -183,6 +183,8 @@ class WorkerService:
             raise
         finally:
             self.rendezvous.release(step_id)
+            # Tensors pushed for steps that never ran here (their master failed first) must not pile up.
+            self.rendezvous.expire(older_than=_STALE_STEP_SECS)
         return {}, results
 
     def send_tensor(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
@@ -265,6 +267,8 @@ def _field(header: dict[str, Any], name: str, kind: type) -> Any:
         )
     return value
 
+
+_STALE_STEP_SECS = 600.0
 
 _INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph"})
 

@@ -33,7 +33,6 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.runtime.devices import LocalDevice
 from dtf_notebook.runtime.resources import ResourceMgr
-from dtf_notebook.runtime.values import to_numpy
 
 
 @dataclass
@@ -363,8 +362,3 @@ class Plan:
                 None if isinstance(exc, errors.OpError) else exc
             )
         return [None if s is None else vals[s] for s in self.fetch_slots]
-
-
-def as_numpy_fetch(value: Any) -> Any:
-    """Converts a runtime value to what ``Session.run`` returns (see :func:`values.to_numpy`)."""
-    return to_numpy(value)

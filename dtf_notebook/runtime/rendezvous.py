@@ -78,20 +78,32 @@ class RendezvousTable:
 
     Example:
         >>> table = RendezvousTable()
-        >>> table.get(7) is table.get(7)
+        >>> table.get(7) is table.acquire(7)
         True
         >>> table.release(7)
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._steps: dict[int, tuple[Rendezvous, float]] = {}
+        # step id -> [rendezvous, first-touch time, in use by a running partition]
+        self._steps: dict[int, list[Any]] = {}
+
+    def _entry(self, step_id: int) -> list[Any]:
+        entry = self._steps.get(step_id)
+        if entry is None:
+            entry = self._steps[step_id] = [Rendezvous(), time.monotonic(), False]
+        return entry
 
     def get(self, step_id: int) -> Rendezvous:
+        """The step's rendezvous (created if this is the first touch)."""
         with self._lock:
-            entry = self._steps.get(step_id)
-            if entry is None:
-                entry = self._steps[step_id] = (Rendezvous(), time.monotonic())
+            return self._entry(step_id)[0]
+
+    def acquire(self, step_id: int) -> Rendezvous:
+        """The step's rendezvous, marked in use by a running partition until :meth:`release`."""
+        with self._lock:
+            entry = self._entry(step_id)
+            entry[2] = True
             return entry[0]
 
     def release(self, step_id: int) -> None:
@@ -107,14 +119,15 @@ class RendezvousTable:
         """Aborts every live step (used when the task shuts down)."""
         with self._lock:
             entries = list(self._steps.values())
-        for rendezvous, _ in entries:
+        for rendezvous, _, _ in entries:
             rendezvous.abort(error)
 
     def expire(self, older_than: float) -> int:
-        """Drops steps first touched more than ``older_than`` seconds ago (sends for steps that never ran)."""
+        """Drops steps not in use and first touched more than ``older_than`` seconds ago (sends for steps
+        that never ran here because their master failed first)."""
         cutoff = time.monotonic() - older_than
         with self._lock:
-            old = [sid for sid, (_, born) in self._steps.items() if born < cutoff]
+            old = [sid for sid, (_, born, in_use) in self._steps.items() if born < cutoff and not in_use]
             for sid in old:
                 del self._steps[sid]
         return len(old)

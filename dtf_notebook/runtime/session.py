@@ -244,9 +244,6 @@ class BaseSession:
             return call
         return lambda *args: call(*args)
 
-    def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
-        raise errors.UnimplementedError(None, None, "partial_run is not supported; use run() with all feeds at once.")
-
     # ---- lifetime ----------------------------------------------------------------------------
     def close(self) -> None:
         """Frees the session's resources; further ``run`` calls raise RuntimeError."""

@@ -53,5 +53,7 @@ def test_table_creates_on_first_touch_and_expires_old_steps():
     table.get(1).put("x", 5)
     assert table.get(1).recv("x", None) == 5
     table.get(2)
-    assert table.expire(older_than=-1) == 2
+    table.acquire(3)
+    assert table.expire(older_than=-1) == 2  # step 3 is running: kept
+    table.release(3)
     table.abort_all(errors.CancelledError(None, None, "stopping"))

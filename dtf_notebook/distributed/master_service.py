@@ -28,6 +28,8 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from typing import Any
 
+import numpy as np
+
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
@@ -44,6 +46,16 @@ from dtf_notebook.runtime.local_backend import placement_nodes
 TaskCaller = Callable[[str, str, dict[str, Any], list[Any]], Future]
 
 _FEED_PREFIX = "_dtf/feed/"
+_EMPTY = np.empty(0, np.uint8)
+
+
+class HeldTensor:
+    """A large fetched value left on the task that computed it, for the client to take directly."""
+
+    __slots__ = ("address", "token")
+
+    def __init__(self, address: str, token: str) -> None:
+        self.address, self.token = address, token
 
 
 class _StepPlan:
@@ -196,19 +208,28 @@ class MasterSession:
 
     # ---- running a step -------------------------------------------------------------------------
     def run(
-        self, feeds: list[str], fetches: list[str], targets: list[str], values: list[Any], timeout: float | None
+        self,
+        feeds: list[str],
+        fetches: list[str],
+        targets: list[str],
+        values: list[Any],
+        timeout: float | None,
+        direct_fetch: bool = False,
     ) -> list[Any]:
+        """Runs one step; with ``direct_fetch`` large fetched values stay on their task as :class:`HeldTensor`."""
         plan = self.plan(feeds, fetches, targets)
         step_id = random.getrandbits(62)
         deadline = None if timeout is None else time.monotonic() + timeout
-        requests = {task: self._run_graph_request(plan, task, step_id, values, timeout) for task in plan.handles}
+        requests = {
+            task: self._run_graph_request(plan, task, step_id, values, timeout, direct_fetch) for task in plan.handles
+        }
         results: list[Any] = [None] * len(fetches)
         if len(requests) == 1:
             # One partition: call it from this thread (no fan-out, nothing to abort elsewhere).
             ((task, (header, tensors)),) = requests.items()
             reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
             self._check_incarnation(task, reply)
-            self._collect(plan, task, out, results)
+            self._collect(plan, task, reply, out, results)
         else:
             self._run_partitions(plan, step_id, requests, deadline, timeout, results)
         for index, feed_index in plan.fed_fetches:
@@ -216,7 +237,7 @@ class MasterSession:
         return results
 
     def _run_graph_request(
-        self, plan: _StepPlan, task: str, step_id: int, values: list[Any], timeout: float | None
+        self, plan: _StepPlan, task: str, step_id: int, values: list[Any], timeout: float | None, direct_fetch: bool
     ) -> tuple[dict[str, Any], list[Any]]:
         task_feeds = plan.feeds.get(task, [])
         header = {
@@ -227,13 +248,17 @@ class MasterSession:
             "targets": plan.targets.get(task, []),
             "timeout": timeout,
             "master": self.master.address,
+            "direct_fetch": direct_fetch,
         }
         return header, [values[i] for i, _ in task_feeds]
 
     @staticmethod
-    def _collect(plan: _StepPlan, task: str, tensors: list[Any], results: list[Any]) -> None:
-        for (index, _), value in zip(plan.fetches.get(task, []), tensors):
+    def _collect(plan: _StepPlan, task: str, reply: dict[str, Any], tensors: list[Any], results: list[Any]) -> None:
+        fetches = plan.fetches.get(task, [])
+        for (index, _), value in zip(fetches, tensors):
             results[index] = value
+        for position, token in reply.get("held") or []:
+            results[fetches[position][0]] = HeldTensor(reply["held_at"], token)
 
     def _run_partitions(
         self,
@@ -269,7 +294,7 @@ class MasterSession:
                         first_error = e
                         self._abort(step_id, e, calls)
                     continue
-                self._collect(plan, task, tensors, results)
+                self._collect(plan, task, reply, tensors, results)
         if first_error is not None:
             raise first_error
 
@@ -392,8 +417,10 @@ class MasterService:
                 list(header.get("targets") or []),
                 tensors,
                 None if timeout is None else float(timeout),
+                direct_fetch=bool(header.get("direct_fetch")),
             )
-            return {}, results
+            held = [[i, r.address, r.token] for i, r in enumerate(results) if isinstance(r, HeldTensor)]
+            return {"held": held}, [_EMPTY if isinstance(r, HeldTensor) else r for r in results]
         if method == "CloseSession":
             with self._lock:
                 self._sessions.pop(session.handle, None)

@@ -93,9 +93,13 @@ class RemoteBackend:
             "fetches": [t.name for t in fetches],
             "targets": [op.name for op in targets],
             "timeout": timeout,
+            # Large fetched values come straight from the task holding them, not relayed by the master.
+            "direct_fetch": not isinstance(self._client, _InProcess),
         }
         wait = None if timeout is None else timeout + 5.0
-        _, values = self._client.call(self.address, "RunStep", header, [v for _, v in feeds], timeout=wait)
+        reply, values = self._client.call(self.address, "RunStep", header, [v for _, v in feeds], timeout=wait)
+        for index, address, token in reply.get("held") or []:
+            _, (values[index],) = self._client.call(address, "TakeHeld", {"token": token}, timeout=wait)
         return [v[()] if getattr(v, "ndim", None) == 0 else v for v in values]
 
     def list_devices(self) -> list[LocalDevice]:

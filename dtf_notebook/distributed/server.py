@@ -145,6 +145,7 @@ class Server:
         )
         self.worker.incarnation = self._socket.incarnation
         self.master.address = self._socket.address
+        self.worker.address = self._socket.address
         if self._address.endswith(":0"):
             # Port 0 picks a free port; the cluster spec now names the real address.
             self._rewrite_own_address(self._socket.address)

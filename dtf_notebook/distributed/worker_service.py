@@ -14,6 +14,7 @@ Requests (method → header fields → reply):
 * ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors.
 * ``SendTensor`` (step_id, key) + one tensor; ``AbortStep`` (step_id, error).
 * ``CleanupContainers`` (containers or None for the default one) → cleared names.
+* ``TakeHeld`` (token) → a large fetched value kept for the client when RunGraph had ``direct_fetch``.
 * ``ListVariables`` (containers) → name, container, shape, dtype, device and min/max/mean/norm of each variable.
 
 Example:
@@ -83,6 +84,8 @@ class WorkerService:
         self._master_alive = master_alive
         self._graphs: dict[str, Any] = {}
         self._timings: dict[str, float] = {}  # graph handle -> recent run time, for partitions that never wait
+        self._held: dict[str, tuple[Any, float]] = {}  # token -> (fetched value, time), see _hold_large
+        self.address = ""  # set by the Server once bound
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.incarnation = 0  # set by the Server
@@ -185,7 +188,34 @@ class WorkerService:
             self.rendezvous.release(step_id)
             # Tensors pushed for steps that never ran here (their master failed first) must not pile up.
             self.rendezvous.expire(older_than=_STALE_STEP_SECS)
+        if header.get("direct_fetch") and self.address:
+            return self._hold_large(step_id, results)
         return {}, results
+
+    def _hold_large(self, step_id: int, results: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Keeps large fetched values here for the client to take directly (``TakeHeld``): they then cross
+        the network once, not twice through the master."""
+        now = time.monotonic()
+        with self._lock:
+            for token, (_, born) in list(self._held.items()):
+                if now - born > _HELD_SECS:
+                    del self._held[token]
+            held = []
+            for i, value in enumerate(results):
+                if isinstance(value, np.ndarray) and value.dtype != object and value.nbytes >= _DIRECT_FETCH_BYTES:
+                    token = f"{step_id}/{i}/{next(self._ids)}"
+                    self._held[token] = (value, now)
+                    held.append([i, token])
+                    results[i] = _PLACEHOLDER
+        return {"held": held, "held_at": self.address}, results
+
+    def take_held(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        token = _field(header, "token", str)
+        with self._lock:
+            entry = self._held.pop(token, None)
+        if entry is None:
+            raise errors.NotFoundError(None, None, f"No fetched tensor {token!r} is held on {self.task_name}")
+        return {}, [entry[0]]
 
     def send_tensor(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         if len(tensors) != 1:
@@ -269,8 +299,11 @@ def _field(header: dict[str, Any], name: str, kind: type) -> Any:
 
 
 _STALE_STEP_SECS = 600.0
+_DIRECT_FETCH_BYTES = 1 << 20  # fetched values this large go to the client directly
+_HELD_SECS = 120.0  # a held value nobody takes is dropped after this long
+_PLACEHOLDER = np.empty(0, np.uint8)
 
-_INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph"})
+_INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph", "TakeHeld"})
 
 _METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "GetStatus": WorkerService.get_status,
@@ -281,4 +314,5 @@ _METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "AbortStep": WorkerService.abort_step,
     "CleanupContainers": WorkerService.cleanup_containers,
     "ListVariables": WorkerService.list_variables,
+    "TakeHeld": WorkerService.take_held,
 }

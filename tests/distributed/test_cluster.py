@@ -229,3 +229,15 @@ def test_server_cli_reads_tf_config():
         proc.terminate()
         proc.wait(10)
         proc.stdout.close()
+
+
+def test_large_fetch_comes_straight_from_the_task_holding_it(cluster):
+    with tf.device("/job:ps/task:0"):
+        big = tf.Variable(tf.range(0.0, 600_000.0), name="big_fetch")  # 2.4 MB: above the direct-fetch size
+    small = tf.reduce_sum(big[:3])
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        sess.run(big.initializer)
+        value, total = sess.run([big, small])
+        again = sess.run(big)
+    assert value.shape == (600_000,) and value[-1] == 599_999.0 and total == 3.0
+    np.testing.assert_array_equal(value, again)

@@ -133,7 +133,7 @@ class MasterSession:
                 raise errors.InvalidArgumentError(op.node_def, op, self._placement_errors[op.name])
         plan = _StepPlan()
         placement = self._fold_constants(ops)
-        nodes, placement, output_types, order = self._node_data(ops, fed, feed_tensors, plan, placement)
+        nodes, placement, output_types = self._node_data(ops, fed, feed_tensors, plan, placement)
         parts = partition(nodes, placement, output_types)
         for index, tensor in enumerate(fetch_tensors):
             if tensor in fed:
@@ -143,8 +143,9 @@ class MasterSession:
                 plan.fetches.setdefault(task, []).append((index, tensor.name))
         for op in target_ops:
             plan.targets.setdefault(task_of(placement[op.name]), []).append(op.name)
+        # partition() cuts every task's list from this one global order (sends right after their producer,
+        # receives right before their first consumer), which is what rules out cross-task waits.
         for task, part in parts.items():
-            part = _schedule(part, order)
             plan.targets.setdefault(task, []).extend(n["name"] for n in part if n["op"] == "_Send")
             plain, tensors = wire.encode_graph_def({"node": part})
             reply, _ = self.master.call(
@@ -171,7 +172,6 @@ class MasterSession:
 
     def _node_data(self, ops, fed, feed_tensors, plan, placement):
         output_types = {op.name: [(t.dtype.name, t.shape.as_tuple()) for t in op.outputs] for op in ops}
-        order = {op.name: float(op._id) for op in ops}
         nodes = []
         feed_index = {t: i for i, t in enumerate(feed_tensors)}
         feed_nodes: dict[tuple[Any, str], str] = {}
@@ -197,14 +197,13 @@ class MasterSession:
                         )
                         placement[name] = placement[op.name]
                         output_types[name] = [(t.dtype.name, t.shape.as_tuple())]
-                        order[name] = -1.0
                         plan.feeds.setdefault(task, []).append((feed_index[t], name + ":0"))
                     inputs.append(name + ":0")
                 else:
                     inputs.append(ref)
             node["input"] = inputs + node["input"][len(op.inputs) :]
             nodes.append(node)
-        return nodes, placement, output_types, order
+        return nodes, placement, output_types
 
     # ---- running a step -------------------------------------------------------------------------
     def run(
@@ -451,29 +450,3 @@ def _allowed(task: str, filters: list[str]) -> bool:
         if (want.job in (None, spec.job)) and (want.task in (None, spec.task)):
             return True
     return False
-
-
-def _schedule(part: list[dict[str, Any]], order: dict[str, float]) -> list[dict[str, Any]]:
-    """Orders a partition by one global order: sends right after their producer, receives right before
-    their first consumer. Every task following the same global order is what rules out cross-task waits."""
-    keys: dict[str, float] = {}
-    consumers: dict[str, list[str]] = {}
-    for n in part:
-        for ref in n["input"]:
-            src = ref.lstrip("^").split(":")[0]
-            consumers.setdefault(src, []).append(n["name"])
-    for n in part:
-        name = n["name"]
-        if name in order:
-            keys[name] = order[name]
-    for n in part:
-        name = n["name"]
-        if name in keys:
-            continue
-        if n["op"] == "_Recv" or not n["input"]:
-            users = [keys.get(c) for c in consumers.get(name, []) if c in order]
-            keys[name] = (min(users) if users else 0.0) - 0.5
-        else:
-            producers = [keys.get(ref.lstrip("^").split(":")[0], -1.0) for ref in n["input"]]
-            keys[name] = max(p for p in producers if p is not None) + 0.5
-    return sorted(part, key=lambda n: keys[n["name"]])

@@ -203,14 +203,18 @@ class Server:
         parts = dict(p.split(":", 1) for p in task.strip("/").split("/"))
         return self.cluster_spec.task_address(parts["job"], int(parts["task"]))
 
+    def _route(self, task: str) -> tuple[str, Server | None]:
+        """The task's address, and its Server when that lives in this process (then called directly)."""
+        address = self._task_address(task)
+        return address, (self if address == self.address else local_server(address))
+
     def _call_task(self, task: str, method: str, header: dict[str, Any], tensors: list[Any]) -> Future:
         try:
-            address = self._task_address(task)
+            address, peer = self._route(task)
         except ValueError as e:
             future: Future = Future()
             future.set_exception(errors.InvalidArgumentError(None, None, str(e)))
             return future
-        peer = self if address == self.address else local_server(address)
         if peer is not None:
             return self._pool.submit(peer._handle_local, method, header, tensors)
         return self._client.call_async(address, method, header, tensors)
@@ -218,8 +222,7 @@ class Server:
     def _call_task_sync(
         self, task: str, method: str, header: dict[str, Any], tensors: list[Any], timeout: float | None
     ) -> tuple[dict[str, Any], list[Any]]:
-        address = self._task_address(task)
-        peer = self if address == self.address else local_server(address)
+        address, peer = self._route(task)
         if peer is not None:
             return peer._handle_local(method, header, tensors)
         # The step's own deadline is enforced by the worker; allow it a moment to report back.
@@ -230,8 +233,7 @@ class Server:
         return {**reply, "incarnation": self.worker.incarnation}, list(out)
 
     def _send_to_peer(self, task: str, step_id: int, key: str, value: Any) -> Any:
-        address = self._task_address(task)
-        peer = local_server(address)
+        address, peer = self._route(task)
         if peer is not None:
             # Same process: hand over a private copy (the sender's buffer may be a variable updated in place).
             peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())

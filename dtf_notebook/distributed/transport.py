@@ -160,18 +160,10 @@ class ServiceSocket:
             except zmq.ZMQError:
                 break
             if self._replies in ready:
-                while True:
-                    try:
-                        frames = self._replies.recv_multipart(zmq.NOBLOCK, copy=False)
-                    except zmq.Again:
-                        break
+                for frames in _drain(self._replies):
                     self._send(frames)
             if self._router in ready:
-                while True:
-                    try:
-                        frames = self._router.recv_multipart(zmq.NOBLOCK, copy=False)
-                    except zmq.Again:
-                        break
+                for frames in _drain(self._router):
                     self._receive(frames)
         self._router.close(0)
         self._replies.close(0)
@@ -231,6 +223,15 @@ class ServiceSocket:
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._auth is not None:
             self._auth.stop()
+
+
+def _drain(sock: zmq.Socket):
+    """Every message waiting on ``sock`` now, without blocking."""
+    while True:
+        try:
+            yield sock.recv_multipart(zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            return
 
 
 def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
@@ -491,11 +492,7 @@ class Client:
             except zmq.ZMQError:
                 break
             if self._commands in ready:
-                while True:
-                    try:
-                        frames = self._commands.recv_multipart(zmq.NOBLOCK, copy=False)
-                    except zmq.Again:
-                        break
+                for frames in _drain(self._commands):
                     address = bytes(frames[1].buffer).decode()
                     sock = self._socket(address, poller)
                     by_socket[sock] = address
@@ -510,11 +507,7 @@ class Client:
                     del backlog[address]
             for sock, address in list(by_socket.items()):
                 if sock in ready:
-                    while True:
-                        try:
-                            frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
-                        except zmq.Again:
-                            break
+                    for frames in _drain(sock):
                         self._deliver(address, frames)
             now = time.monotonic()
             if now >= next_check:

@@ -1,0 +1,1 @@
+from dtf_notebook.train.session_run_hook import *  # noqa: F403

@@ -98,43 +98,82 @@ while True:
 """
 
 
-def raw_zmq(sizes: dict[str, int], repeats: int) -> tuple[float, dict[str, float]]:
-    import zmq
+class RawZmq:
+    """A raw pyzmq REQ/REP pair between this process and a peer process: the baseline."""
 
-    port = free_port()
-    peer = start([sys.executable, "-c", RAW_PEER, str(port)], "ready")
-    sock = zmq.Context.instance().socket(zmq.REQ)
-    sock.connect(f"tcp://127.0.0.1:{port}")
-    try:
+    def __enter__(self) -> RawZmq:
+        import zmq
+
+        port = free_port()
+        self.peer = start([sys.executable, "-c", RAW_PEER, str(port)], "ready")
+        self.sock = zmq.Context.instance().socket(zmq.REQ)
+        self.sock.connect(f"tcp://127.0.0.1:{port}")
         for _ in range(200):
-            sock.send(b"x")
-            sock.recv()
-        times = []
-        for _ in range(max(repeats * 50, 500)):
-            t = time.perf_counter()
-            sock.send(b"x")
-            sock.recv()
-            times.append(time.perf_counter() - t)
-        rtt = statistics.median(times)
-        throughput = {}
-        for label, n in sizes.items():
-            payload = np.ones(n, dtype=np.uint8)
+            self.ping()
+        self.payloads: dict[int, np.ndarray] = {}
+        return self
 
-            def one_message(payload=payload):
-                sock.send(payload, copy=False)
-                sock.recv()
+    def ping(self) -> None:
+        self.sock.send(b"x")
+        self.sock.recv()
 
-            throughput[label] = n / timed(one_message, repeats)
-        sock.send(b"stop")
-        sock.recv()
-    finally:
-        sock.close(0)
-        peer.wait(10)
-    return rtt, throughput
+    def send(self, n: int) -> None:
+        payload = self.payloads.setdefault(n, np.ones(n, dtype=np.uint8))
+        self.sock.send(payload, copy=False)
+        self.sock.recv()
+
+    def __exit__(self, *exc) -> None:
+        self.sock.send(b"stop")
+        self.sock.recv()
+        self.sock.close(0)
+        self.peer.wait(10)
 
 
-# ---- our cluster ------------------------------------------------------------------------------
-def ours(sizes: dict[str, int], repeats: int) -> tuple[float, dict[str, float], dict[str, float]]:
+class Workloads:
+    """The benchmark's graph on a cluster: ``inc`` (assign_add on ps), ``to_worker[label]`` (reduced on the
+    worker, so the tensor crosses ps->worker once) and ``to_client[label]`` (the ps tensor fetched whole)."""
+
+    def __init__(self, tf, target: str, sizes: dict[str, int]) -> None:
+        graph = tf.Graph()
+        with graph.as_default():
+            with tf.device("/job:ps/task:0"):
+                counter = tf.Variable(0.0, name="counter")
+                tensors = {label: tf.Variable(tf.zeros([n // 4]), name=f"t{label}") for label, n in sizes.items()}
+            self.inc = tf.assign_add(counter, 1.0)
+            with tf.device("/job:worker/task:0"):
+                self.to_worker = {label: tf.reduce_sum(v) for label, v in tensors.items()}
+            self.to_client = tensors
+            init = tf.global_variables_initializer()
+        self.sess = tf.Session(target, graph=graph)
+        self.sess.run(init)
+        for _ in range(50):
+            self.sess.run(self.inc)
+
+    def close(self) -> None:
+        self.sess.close()
+
+
+def latency_of(fn, calls: int) -> float:
+    times = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def measure_round(raw: RawZmq, work: Workloads, sizes: dict[str, int], repeats: int) -> dict[str, float]:
+    """One round: every measurement once, raw and ours back to back, so both see the same machine load."""
+    calls = max(repeats * 20, 200)
+    row = {"rtt": latency_of(raw.ping, calls), "latency": latency_of(lambda: work.sess.run(work.inc), calls)}
+    for label, n in sizes.items():
+        row["raw " + label] = n / timed(lambda n=n: raw.send(n), repeats, min_seconds=0.3)
+        row["worker " + label] = n / timed(lambda f=work.to_worker[label]: work.sess.run(f), repeats, min_seconds=0.3)
+        row["client " + label] = n / timed(lambda f=work.to_client[label]: work.sess.run(f), repeats, min_seconds=0.3)
+    return row
+
+
+def ours(sizes: dict[str, int], repeats: int, rounds: int) -> list[dict[str, float]]:
     import dtf_notebook.compat.v1 as tf
 
     spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
@@ -146,82 +185,84 @@ def ours(sizes: dict[str, int], repeats: int) -> tuple[float, dict[str, float], 
         for job in ("ps", "worker")
     ]
     try:
-        return _workloads(tf, "zmq://" + spec["worker"][0], sizes, repeats)
+        work = Workloads(tf, "zmq://" + spec["worker"][0], sizes)
+        try:
+            with RawZmq() as raw:
+                return [measure_round(raw, work, sizes, repeats) for _ in range(rounds)]
+        finally:
+            work.close()
     finally:
         for p in procs:
             stop(p)
 
 
 def _workloads(tf, target: str, sizes: dict[str, int], repeats: int):
-    graph = tf.Graph()
-    with graph.as_default():
-        with tf.device("/job:ps/task:0"):
-            counter = tf.Variable(0.0, name="counter")
-            tensors = {label: tf.Variable(tf.zeros([n // 4]), name=f"t{label}") for label, n in sizes.items()}
-        inc = tf.assign_add(counter, 1.0)
-        with tf.device("/job:worker/task:0"):
-            reduced = {label: tf.reduce_sum(v) for label, v in tensors.items()}
-        init = tf.global_variables_initializer()
-    with tf.Session(target, graph=graph) as sess:
-        sess.run(init)
-        for _ in range(50):
-            sess.run(inc)
-        times = []
-        for _ in range(max(repeats * 50, 500)):
-            t = time.perf_counter()
-            sess.run(inc)
-            times.append(time.perf_counter() - t)
-        latency = statistics.median(times)
+    work = Workloads(tf, target, sizes)
+    try:
+        latency = latency_of(lambda: work.sess.run(work.inc), max(repeats * 50, 500))
         to_worker, to_client = {}, {}
         for label, n in sizes.items():
-            for store, fetch in ((to_worker, reduced[label]), (to_client, tensors[label])):
-                store[label] = n / timed(lambda fetch=fetch: sess.run(fetch), repeats)
+            to_worker[label] = n / timed(lambda f=work.to_worker[label]: work.sess.run(f), repeats)
+            to_client[label] = n / timed(lambda f=work.to_client[label]: work.sess.run(f), repeats)
+    finally:
+        work.close()
     return latency, to_worker, to_client
 
 
 IN_WORKER = r"""
 import json, statistics, sys, time
+import zmq
 import dtf_notebook.compat.v1 as tf
 spec = json.loads(sys.argv[1])
+calls, rounds = int(sys.argv[3]), int(sys.argv[4])
+raw = zmq.Context.instance().socket(zmq.REQ)
+raw.connect("tcp://127.0.0.1:" + sys.argv[2])
+def ping():
+    raw.send(b"x"); raw.recv()
 server = tf.train.Server(spec, job_name="worker", task_index=0)
 with tf.device("/job:ps/task:0"):
     counter = tf.Variable(0.0, name="counter")
 inc = tf.assign_add(counter, 1.0)
+def median_call(fn):
+    times = []
+    for _ in range(calls):
+        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
+    return statistics.median(times)
 with tf.Session(server.target) as sess:
     sess.run(counter.initializer)
     for _ in range(100):
-        sess.run(inc)
-    times = []
-    for _ in range(int(sys.argv[2])):
-        t = time.perf_counter()
-        sess.run(inc)
-        times.append(time.perf_counter() - t)
-print("latency", statistics.median(times), flush=True)
+        sess.run(inc); ping()
+    rows = [(median_call(lambda: sess.run(inc)), median_call(ping)) for _ in range(rounds)]
+print("latency", statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows),
+      statistics.median(r[0] / r[1] for r in rows), flush=True)
+raw.send(b"stop"); raw.recv()
 server.stop()
 """
 
 
-def ours_in_worker(repeats: int) -> float:
-    """Latency with the client inside the worker task's process (TF1's between-graph replication)."""
+def ours_in_worker(repeats: int, rounds: int) -> tuple[float, float, float]:
+    """Latency with the client inside the worker task's process (TF1's between-graph replication), interleaved
+    with a raw round trip from that same process: (median latency, median raw rtt, median ratio)."""
     spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
+    raw_port = free_port()
+    peer = start([sys.executable, "-c", RAW_PEER, str(raw_port)], "ready")
     ps = start(
         [sys.executable, "-m", "dtf_notebook.server", "--cluster", json.dumps(spec), "--job", "ps", "--task", "0"],
         "ready ",
     )
     try:
+        args = [json.dumps(spec), str(raw_port), str(max(repeats * 20, 200)), str(rounds)]
         out = subprocess.run(
-            [sys.executable, "-c", IN_WORKER, json.dumps(spec), str(max(repeats * 50, 500))],
-            env=child_env(),
-            capture_output=True,
-            text=True,
-            timeout=600,
+            [sys.executable, "-c", IN_WORKER, *args], env=child_env(), capture_output=True, text=True, timeout=600
         )
         line = [x for x in out.stdout.splitlines() if x.startswith("latency")]
         if not line:
             raise RuntimeError(out.stderr[-2000:])
-        return float(line[0].split()[1])
+        latency, rtt, ratio = map(float, line[0].split()[1:])
+        return latency, rtt, ratio
     finally:
         stop(ps)
+        stop(peer)
 
 
 # ---- TensorFlow, when installed ----------------------------------------------------------------
@@ -254,37 +295,53 @@ def mb_s(x: float) -> str:
     return f"{x / 1e6:10.1f}"
 
 
+def median_of(rows: list[dict[str, float]], key: str, over: str | None = None) -> float:
+    """Median over rounds of ``row[key]``, or of the per-round ratio ``row[key] / row[over]``."""
+    return statistics.median(r[key] / (r[over] if over else 1.0) for r in rows)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeats", type=int, default=9)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds of raw and ours (medians reported)")
     p.add_argument("--sizes", default="1K,1M,64M")
     p.add_argument("--no-tf", action="store_true", help="skip the TensorFlow comparison")
     args = p.parse_args(argv)
     sizes = {s: SIZES[s] for s in args.sizes.split(",")}
-    rtt, raw = raw_zmq(sizes, args.repeats)
-    latency, to_worker, to_client = ours(sizes, args.repeats)
-    in_worker = ours_in_worker(args.repeats)
+    rows = ours(sizes, args.repeats, args.rounds)
+    in_worker, _, in_worker_ratio = ours_in_worker(args.repeats, args.rounds)
     tf_numbers = None if args.no_tf else tensorflow_numbers(sizes, args.repeats)
-    print(f"dtf_notebook cluster benchmark (ps + worker + client processes, loopback), repeats {args.repeats}")
+    rtt = median_of(rows, "rtt")
+    latency = median_of(rows, "latency")
+    print(
+        f"dtf_notebook cluster benchmark (ps + worker + client processes, loopback), {args.rounds} interleaved "
+        f"rounds x {args.repeats} repeats; values are medians over rounds, ratios medians of per-round ratios"
+    )
     print(f"{'measurement':44s} {'value':>12s} {'vs raw zmq':>11s} {'vs TF':>9s}")
     print("-" * 80)
     tf_lat = f"{latency / tf_numbers[0]:8.2f}x" if tf_numbers else "       -"
     print(f"{'raw zmq REQ/REP round trip (us)':44s} {rtt * 1e6:12.1f}")
-    print(f"{'assign_add on ps, session in worker (us)':44s} {in_worker * 1e6:12.1f} {in_worker / rtt:10.2f}x")
-    print(f"{'assign_add on ps, client process (us)':44s} {latency * 1e6:12.1f} {latency / rtt:10.2f}x {tf_lat}")
+    print(f"{'assign_add on ps, session in worker (us)':44s} {in_worker * 1e6:12.1f} {in_worker_ratio:10.2f}x")
+    print(
+        f"{'assign_add on ps, client process (us)':44s} {latency * 1e6:12.1f} "
+        f"{median_of(rows, 'latency', 'rtt'):10.2f}x {tf_lat}"
+    )
     for label in sizes:
-        t_w = f"{to_worker[label] / tf_numbers[1][label]:8.2f}x" if tf_numbers else "       -"
-        t_c = f"{to_client[label] / tf_numbers[2][label]:8.2f}x" if tf_numbers else "       -"
-        print(f"{'raw zmq one message ' + label + ' (MB/s)':44s} {mb_s(raw[label]):>12s}")
+        to_worker = median_of(rows, "worker " + label)
+        to_client = median_of(rows, "client " + label)
+        t_w = f"{to_worker / tf_numbers[1][label]:8.2f}x" if tf_numbers else "       -"
+        t_c = f"{to_client / tf_numbers[2][label]:8.2f}x" if tf_numbers else "       -"
+        raw = median_of(rows, "raw " + label)
+        print(f"{'raw zmq one message ' + label + ' (MB/s)':44s} {mb_s(raw):>12s}")
         print(
-            f"{'ps->worker ' + label + ' (MB/s)':44s} {mb_s(to_worker[label]):>12s} "
-            f"{to_worker[label] / raw[label]:10.2f}x {t_w}"
+            f"{'ps->worker ' + label + ' (MB/s)':44s} {mb_s(to_worker):>12s} "
+            f"{median_of(rows, 'worker ' + label, 'raw ' + label):10.2f}x {t_w}"
         )
         print(
-            f"{'full fetch to client ' + label + ' (MB/s)':44s} {mb_s(to_client[label]):>12s} "
-            f"{to_client[label] / raw[label]:10.2f}x {t_c}"
+            f"{'full fetch to client ' + label + ' (MB/s)':44s} {mb_s(to_client):>12s} "
+            f"{median_of(rows, 'client ' + label, 'raw ' + label):10.2f}x {t_c}"
         )
-        print(f"{'  fetch / ps->worker ' + label:44s} {to_client[label] / to_worker[label]:12.2f}")
+        print(f"{'  fetch / ps->worker ' + label:44s} {median_of(rows, 'client ' + label, 'worker ' + label):12.2f}")
     if tf_numbers:
         print(f"{'TF sess.run(assign_add) latency (us)':44s} {tf_numbers[0] * 1e6:12.1f}")
 

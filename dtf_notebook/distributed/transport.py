@@ -39,6 +39,7 @@ from zmq.utils import z85
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 
 Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Sequence[Any]]]
 
@@ -110,6 +111,8 @@ class ServiceSocket:
         # I/O thread itself, saving two thread hand-offs per call.
         self._inline = inline
         self._limits = limits or wire.WireLimits()
+        self._assembler = StreamAssembler(self._limits)
+        self._stream_ids = itertools.count(1)
         self._context = zmq.Context.instance()
         self._router = self._context.socket(zmq.ROUTER)
         _apply_common_options(self._router)
@@ -169,8 +172,10 @@ class ServiceSocket:
         self._replies.close(0)
 
     def _send(self, frames: list[Any]) -> None:
+        identity = frames[0]
         try:
-            self._router.send_multipart(frames, copy=False)
+            for message in stream_messages(frames[1:], next(self._stream_ids)):
+                self._router.send_multipart([identity, *message], copy=False)
         except zmq.ZMQError:
             pass  # the peer is gone; nothing to deliver to
 
@@ -179,13 +184,17 @@ class ServiceSocket:
             return  # not even an identity and a header: drop
         identity = frames[0]
         try:
-            header, tensors = wire.decode_message([f.buffer for f in frames[1:]], self._limits)
+            message = self._assembler.feed(identity.bytes, [f.buffer for f in frames[1:]])
+            if message is None:
+                return  # part of a stream still arriving
+            header, tensors = message
             req_id = header.get("id")
             method = header.get("method")
             if not isinstance(method, str) or not isinstance(req_id, int):
                 raise wire.WireError(None, None, "A request needs an integer 'id' and a string 'method'")
         except errors.OpError as e:
-            self._send([identity, *wire.encode_message({"id": -1, **self._stamp(), "error": wire.encode_error(e)})])
+            req_id = e.request_id if isinstance(e, StreamError) and isinstance(e.request_id, int) else -1
+            self._send([identity, *wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})])
             return
         if method == "Ping":
             self._send([identity, *wire.encode_message({"id": req_id, **self._stamp()})])
@@ -318,6 +327,8 @@ class Client:
         self.dead_after = dead_after
         self._limits = limits or wire.WireLimits()
         self._ids = itertools.count(1)
+        self._stream_ids = itertools.count(1)
+        self._assembler = StreamAssembler(self._limits)  # the I/O thread's; each calling thread has its own
         self._lock = threading.Lock()
         self._pending: dict[int, _Pending] = {}
         self._incarnations: dict[str, int] = {}
@@ -361,7 +372,8 @@ class Client:
         request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors)
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
-        self._send_patiently(sock, request, address, method, start, deadline)
+        for message in stream_messages(request, next(self._stream_ids)):
+            self._send_patiently(sock, message, address, method, start, deadline)
         last_heard = start
         while True:
             now = time.monotonic()
@@ -404,9 +416,14 @@ class Client:
     ) -> tuple[dict[str, Any] | None, list[Any]]:
         frames = sock.recv_multipart(copy=False)
         try:
-            header, tensors = wire.decode_message([f.buffer for f in frames], self._limits)
+            message = self._pushers.assembler.feed(address, [f.buffer for f in frames])
+        except StreamError as e:
+            message = ({"id": e.request_id, "error": wire.encode_error(e)}, [])
         except errors.OpError:
             return None, []
+        if message is None:
+            return None, []  # part of a streamed reply
+        header, tensors = message
         incarnation = header.get("incarnation")
         if isinstance(incarnation, int):
             self._incarnations[address] = incarnation
@@ -420,6 +437,7 @@ class Client:
         sockets = getattr(self._pushers, "dealers", None)
         if sockets is None:
             sockets = self._pushers.dealers = _SocketSet()
+            self._pushers.assembler = StreamAssembler(self._limits)
         sock = sockets.get(address)
         if sock is None:
             sock = sockets[address] = self._new_dealer(address)
@@ -430,6 +448,7 @@ class Client:
         sock = sockets.pop(address, None) if sockets is not None else None
         if sock is not None:
             sock.close(0)
+            self._pushers.assembler.forget(address)
 
     def call_async(
         self, address: str, method: str, header: dict[str, Any] | None = None, tensors: Sequence[Any] = ()
@@ -497,7 +516,7 @@ class Client:
                     sock = self._socket(address, poller)
                     by_socket[sock] = address
                     self._last_heard.setdefault(address, time.monotonic())
-                    backlog.setdefault(address, []).append(frames[2:])
+                    backlog.setdefault(address, []).extend(stream_messages(frames[2:], next(self._stream_ids)))
             for address, queued in list(backlog.items()):
                 # Messages to a peer not connected yet wait here; the heartbeat fails them if it never comes.
                 sock = self._sockets[address]
@@ -520,9 +539,14 @@ class Client:
     def _deliver(self, address: str, frames: list[Any]) -> None:
         self._last_heard[address] = time.monotonic()
         try:
-            header, tensors = wire.decode_message([f.buffer for f in frames], self._limits)
+            message = self._assembler.feed(address, [f.buffer for f in frames])
+        except StreamError as e:
+            message = ({"id": e.request_id, "error": wire.encode_error(e)}, [])
         except errors.OpError:
             return  # a garbled reply cannot be matched to a request; the deadline or heartbeat will fire
+        if message is None:
+            return  # part of a streamed reply
+        header, tensors = message
         incarnation = header.get("incarnation")
         if isinstance(incarnation, int):
             known = self._incarnations.get(address)

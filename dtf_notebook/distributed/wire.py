@@ -86,6 +86,7 @@ __all__ = [
     "encode_graph_def",
     "encode_message",
     "encode_tensor",
+    "unpack_header",
     "unpack_message",
 ]
 
@@ -161,16 +162,10 @@ def unpack_message(
         raise WireError(None, None, f"A message must be a list of frames, got {type(frames).__name__}")
     if not 1 <= len(frames) <= limits.max_frames:
         raise WireError(None, None, f"A message must have 1 to {limits.max_frames} frames, got {len(frames)}")
-    header = _unpack_header(byte_view(frames[0]), limits)
-    metas = header.pop(_TENSORS, None)
-    if not isinstance(metas, list):
-        raise WireError(None, None, f"The header's {_TENSORS!r} entry must be a list of tensor metas")
+    header, metas = unpack_header(frames[0], limits)
     parts, pos = [], 1
-    for index, meta in enumerate(metas):
-        try:
-            chunks = check_meta(meta, limits)[3]
-        except WireError as e:
-            raise WireError(None, None, f"Tensor {index}: {e.message}") from None
+    for index, (meta, checked) in enumerate(metas):
+        chunks = checked[3]
         if pos + chunks > len(frames):
             raise WireError(None, None, f"Tensor {index} needs frames up to {pos + chunks}, message has {len(frames)}")
         parts.append((meta, [byte_view(f) for f in frames[pos : pos + chunks]]))
@@ -178,6 +173,34 @@ def unpack_message(
     if pos != len(frames):
         raise WireError(None, None, f"The tensor metas account for {pos} frames, message has {len(frames)}")
     return header, parts
+
+
+def unpack_header(
+    frame: Any, limits: WireLimits = DEFAULT_LIMITS
+) -> tuple[dict[str, Any], list[tuple[dict[str, Any], tuple[str, tuple[int, ...], int, int]]]]:
+    """Validates a header frame; returns the header (without ``"tensors"``) and each tensor's
+    ``(meta, check_meta(meta))``.
+
+    Raises:
+        WireError: see :func:`decode_message`.
+
+    Example:
+        >>> import numpy as np
+        >>> header, metas = unpack_header(encode_message({"a": 1}, [np.zeros(2)])[0])
+        >>> header, metas[0][1]
+        ({'a': 1}, ('float64', (2,), 16, 1))
+    """
+    header = _unpack_header(byte_view(frame), limits)
+    metas = header.pop(_TENSORS, None)
+    if not isinstance(metas, list):
+        raise WireError(None, None, f"The header's {_TENSORS!r} entry must be a list of tensor metas")
+    checked = []
+    for index, meta in enumerate(metas):
+        try:
+            checked.append((meta, check_meta(meta, limits)))
+        except WireError as e:
+            raise WireError(None, None, f"Tensor {index}: {e.message}") from None
+    return header, checked
 
 
 def decode_message(frames: Sequence[Any], limits: WireLimits = DEFAULT_LIMITS) -> tuple[dict[str, Any], list[Any]]:

@@ -1,0 +1,41 @@
+"""``tf.summary``: TF1's summary ops, ``FileWriter``, ``FileWriterCache`` and the event messages.
+
+Example:
+    >>> import dtf_notebook.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     s = tf.summary.histogram("weights", tf.constant([1.0, 2.0]))
+    ...     [t.name for t in tf.get_collection(tf.GraphKeys.SUMMARIES)]
+    ['weights:0']
+"""
+
+from dtf_notebook.summary import (
+    Event,
+    FileWriter,
+    FileWriterCache,
+    SessionLog,
+    Summary,
+    SummaryDescription,
+    TaggedRunMetadata,
+    histogram,
+    merge,
+    merge_all,
+    scalar,
+    tensor_summary,
+    text,
+)
+
+__all__ = [
+    "Event",
+    "FileWriter",
+    "FileWriterCache",
+    "SessionLog",
+    "Summary",
+    "SummaryDescription",
+    "TaggedRunMetadata",
+    "histogram",
+    "merge",
+    "merge_all",
+    "scalar",
+    "tensor_summary",
+    "text",
+]

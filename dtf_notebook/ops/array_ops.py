@@ -29,6 +29,7 @@ from dtf_notebook.ops.array.gather import boolean_mask, gather, unique
 from dtf_notebook.ops.array.getitem import newaxis
 from dtf_notebook.ops.array.pack import stack, unstack
 from dtf_notebook.ops.array.pad_tile import pad, tile
+from dtf_notebook.ops.array.partition_stitch import dynamic_partition, dynamic_stitch
 from dtf_notebook.ops.array.reshape import broadcast_to, expand_dims, reshape, squeeze
 from dtf_notebook.ops.array.shape_ops import rank, shape, size
 from dtf_notebook.ops.array.slicing import slice, strided_slice
@@ -62,4 +63,6 @@ __all__ = [
     "boolean_mask",
     "broadcast_to",
     "unique",
+    "dynamic_partition",
+    "dynamic_stitch",
 ]

@@ -15,6 +15,7 @@ before them (gradients may import later ones lazily):
 - ``fill``: fill, zeros, ones, zeros_like, ones_like, one_hot
 - ``slice_spec``, ``slicing``: slice, strided_slice
 - ``gather``: gather, boolean_mask, unique
+- ``partition_stitch``: dynamic_partition, dynamic_stitch (and ParallelDynamicStitch)
 - ``pad_tile``: pad, tile
 - ``getitem``: ``Tensor.__getitem__``
 """
@@ -30,6 +31,7 @@ from dtf_notebook.ops.array import (  # noqa: F401 - imported for their registra
     getitem,
     pack,
     pad_tile,
+    partition_stitch,
     reshape,
     shape_ops,
     slice_spec,

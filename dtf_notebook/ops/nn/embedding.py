@@ -1,7 +1,11 @@
-"""``tf.nn.embedding_lookup``: rows of one embedding table, or of a table split row-wise into partitions.
+"""``tf.nn.embedding_lookup``: rows of one embedding table, or of a table split row-wise into shards.
 
-The lookup is a ``Gather`` placed with each table, so the gradient of a table is an ``IndexedSlices``
-and training updates only the rows that were looked up.
+One table: a ``Gather`` placed with the table. Several shards (a list of tables or a
+``PartitionedVariable``, e.g. one shard per parameter server): TF's scheme, where each id is assigned to
+the shard owning it ("mod" or "div"), ``dynamic_partition`` splits the ids by shard, each shard gathers
+only its own ids on its own device, and ``dynamic_stitch`` puts the rows back in id order. So only the
+looked-up rows leave a shard, and each shard's gradient is an ``IndexedSlices`` of its own rows: training
+a table far larger than one machine never moves or builds the whole table.
 
 Example:
     >>> import dtf_notebook as tf
@@ -16,13 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from dtf_notebook.framework.convert import convert_to_tensor
+from dtf_notebook.framework import dtypes
+from dtf_notebook.framework.convert import convert_n_to_tensor, convert_to_tensor
 from dtf_notebook.framework.graph import colocate_with, name_scope
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops import array_ops, math_ops
+from dtf_notebook.ops.array.partition_stitch import parallel_dynamic_stitch
 from dtf_notebook.ops.identity_ops import identity
 from dtf_notebook.ops.nn.common import INDEX
 from dtf_notebook.ops.op_helpers import check_dtype
+from dtf_notebook.ops.partitioned_variables import PartitionedVariable
 
 
 def _clip_rows(values: Tensor, ids: Tensor, max_norm: Any) -> Tensor:
@@ -43,47 +51,63 @@ def _clip_rows(values: Tensor, ids: Tensor, max_norm: Any) -> Tensor:
     return math_ops.divide(math_ops.multiply(values, clip), math_ops.maximum(l2norm, clip))
 
 
-def _partitioned_rows(tables: list[Any], ids: Tensor, partition_strategy: str) -> Tensor:
-    """Looks ``ids`` up in a table split row-wise into ``tables`` (TF's "mod" or "div" assignment of ids).
-
-    Each partition is gathered on its own device at the row each id would have there (clipped into range),
-    and the partition that owns each id is selected, so only ``len(ids)`` rows leave every partition and
-    each partition's gradient stays an ``IndexedSlices``.
-    """
-    n = len(tables)
-    sizes, ranks = [], []
-    for t in tables:
-        shape = t.get_shape()
-        sizes.append(shape[0].value if shape.ndims else None)
-        ranks.append(shape.ndims)
-    if any(size is None for size in sizes) or len(set(ranks)) != 1:
-        raise ValueError(
-            "A partitioned embedding_lookup needs partitions of one known rank with known numbers of rows, got "
-            f"shapes {[str(t.get_shape()) for t in tables]}"
-        )
-    if partition_strategy == "mod":
-        part, row = math_ops.floormod(ids, n), math_ops.floordiv(ids, n)
-    else:
-        per, extras = divmod(sum(sizes), n)
-        if per == 0:
-            raise ValueError(f"The 'div' strategy needs at least {n} rows in all, got {sum(sizes)}")
-        # The first `extras` partitions hold per + 1 consecutive ids, the others per.
-        shifted = math_ops.subtract(ids, extras)
-        part = math_ops.maximum(math_ops.floordiv(ids, per + 1), math_ops.floordiv(shifted, per))
-        row = math_ops.where(
-            math_ops.less(part, extras), math_ops.floormod(ids, per + 1), math_ops.floormod(shifted, per)
-        )
-    result = None
-    for k, table in enumerate(tables):
-        with colocate_with(table):
-            rows = array_ops.gather(table, math_ops.clip_by_value(row, 0, sizes[k] - 1))
-        if result is None:
-            result = rows
+def _total_rows(tables: list[Tensor], dtype: dtypes.DType) -> Any:
+    """The number of rows of all shards: a Python int when known while building, else a tensor."""
+    sizes = [t.shape[0].value if t.shape.ndims else None for t in tables]
+    if all(s is not None for s in sizes):
+        return sum(sizes)
+    dims = []
+    for t, s in zip(tables, sizes):
+        if s is not None:
+            dims.append(s)
             continue
-        owned = math_ops.equal(part, k)
-        for _ in range(ranks[0] - 1):
-            owned = array_ops.expand_dims(owned, -1)
-        result = math_ops.where(array_ops.broadcast_to(owned, array_ops.shape(rows)), rows, result)
+        # Read each shard's size where the shard lives, so only the number crosses the network.
+        with colocate_with(t):
+            dims.append(array_ops.shape(t)[0])
+    return math_ops.reduce_sum(math_ops.cast(array_ops.stack(dims), dtype))
+
+
+def _assign_ids(flat_ids: Tensor, tables: list[Tensor], partition_strategy: str) -> tuple[Tensor, Tensor]:
+    """``(shard of each id, row of each id in its shard)`` for TF's "mod" or "div" strategy."""
+    n = len(tables)
+    if partition_strategy == "mod":
+        # Id i is row i // n of shard i % n.
+        return flat_ids % n, flat_ids // n
+    total = _total_rows(tables, flat_ids.dtype)
+    if isinstance(total, int) and total < n:
+        raise ValueError(f"The 'div' strategy needs at least {n} rows in all, got {total}")
+    per, extras = total // n, total % n  # Python ints when the shard sizes are known, else tensors
+    # Consecutive ids per shard: the first `extras` shards hold per + 1 ids, the others per.
+    shard = math_ops.maximum(flat_ids // (per + 1), (flat_ids - extras) // per)
+    row = math_ops.where(shard < extras, flat_ids % (per + 1), (flat_ids - extras) % per)
+    return shard, row
+
+
+def _sharded_lookup(tables: list[Tensor], ids: Tensor, partition_strategy: str, name: str) -> Tensor:
+    """The rows for ``ids`` from a table split over ``tables``: each shard gathers only the ids it owns."""
+    flat_ids = array_ops.reshape(ids, [-1])
+    original_indices = math_ops.range(array_ops.size(flat_ids))
+    shard, row = _assign_ids(flat_ids, tables, partition_strategy)
+    shard = math_ops.cast(shard, dtypes.int32)
+    n = len(tables)
+    gather_ids = array_ops.dynamic_partition(row, shard, n)
+    positions = array_ops.dynamic_partition(original_indices, shard, n)
+    rows = []
+    for table, table_ids in zip(tables, gather_ids):
+        with colocate_with(table):
+            rows.append(array_ops.gather(table, table_ids))
+    stitched = parallel_dynamic_stitch(positions, rows, name=name)
+
+    element_shape = TensorShape(None)
+    for table in tables:
+        element_shape = element_shape.merge_with(table.shape[1:] if table.shape.ndims is not None else table.shape)
+    if element_shape.is_fully_defined():
+        element_dims: Any = element_shape.as_list()
+    else:
+        with colocate_with(tables[0]):
+            element_dims = array_ops.shape(tables[0])[1:]
+    result = array_ops.reshape(stitched, array_ops.concat([array_ops.shape(ids), element_dims], 0))
+    result.set_shape(ids.shape.concatenate(element_shape))
     return result
 
 
@@ -95,51 +119,52 @@ def embedding_lookup(
     validate_indices: bool = True,
     max_norm: Any = None,
 ) -> Tensor:
-    """Rows of the embedding table ``params`` for each id in ``ids`` (a gather placed with ``params``).
+    """Rows of the embedding table ``params`` for each id in ``ids``.
 
     Args:
-        params: One embedding table (a Variable or tensor), a list holding one, or a list of several
-            tables that together hold the rows (a partitioned table, e.g. one per parameter server).
+        params: One embedding table (a Variable or tensor), a list holding one, or a table split row-wise
+            into shards: a list of tables or a ``PartitionedVariable`` (``get_variable(..., partitioner=...)``).
         ids: int32/int64 tensor of row indices, any shape.
-        partition_strategy: How ids map to partitions: ``"mod"`` (id ``i`` is row ``i // n`` of
-            partition ``i % n``) or ``"div"`` (consecutive ids per partition). Unused with one table.
+        partition_strategy: Which shard owns id ``i`` of ``n`` shards: ``"mod"`` (row ``i // n`` of shard
+            ``i % n``) or ``"div"`` (consecutive ids per shard, the first ``rows % n`` shards one more).
+            Unused with one table.
         name: Name scope.
-        validate_indices: Accepted for compatibility (ids are checked when a single table is gathered).
+        validate_indices: Accepted for compatibility (ids are always checked against the table).
         max_norm: If set, rows whose L2 norm is larger are scaled down to this norm.
 
     Returns:
-        A tensor of shape ``ids.shape + params.shape[1:]``. Its gradient for each table is an
-        ``IndexedSlices``, so training updates only the looked-up rows.
+        A tensor of shape ``ids.shape + params.shape[1:]``. Its gradient for each table or shard is an
+        ``IndexedSlices`` of the rows looked up there, so training updates only those rows.
 
     Raises:
-        ValueError: no params, partitions of unknown sizes, or an unknown partition strategy.
+        ValueError: no params, too few rows for the "div" strategy, or an unknown partition strategy.
+        TypeError: ``ids`` is not an integer tensor.
 
     Example:
         >>> import dtf_notebook as tf
         >>> with tf.Graph().as_default():
         ...     table = tf.constant([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
         ...     rows = tf.nn.embedding_lookup(table, [[2, 0]])
+        ...     shards = [tf.constant([[0.0], [2.0]]), tf.constant([[1.0]])]  # "mod": ids 0, 2 | id 1
         ...     with tf.Session() as sess:
-        ...         print(sess.run(rows))
-        [[[2. 2.]
-          [0. 0.]]]
+        ...         print(sess.run(rows).tolist(), sess.run(tf.nn.embedding_lookup(shards, [2, 1, 0])).tolist())
+        [[[2.0, 2.0], [0.0, 0.0]]] [[2.0], [1.0], [0.0]]
     """
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"Unrecognized partition strategy: {partition_strategy}")
+    if params is None:
+        raise ValueError("params must be specified")
+    if isinstance(params, PartitionedVariable):
+        params = list(params)  # the shards themselves, never their concatenation
     tables = list(params) if isinstance(params, list | tuple) else [params]
     if not tables or any(t is None for t in tables):
         raise ValueError("Need at least one param")
-    tables = [
-        t if isinstance(t, Tensor) or hasattr(t, "_as_graph_element") else convert_to_tensor(t, name="params")
-        for t in tables
-    ]
     with name_scope(name, "embedding_lookup", tables + [ids]) as scope:
+        tables = convert_n_to_tensor(tables, name="params")
         ids_t = convert_to_tensor(ids, name="ids")
         check_dtype(ids_t, INDEX, "embedding_lookup", "ids")
         if len(tables) > 1:
-            return identity(
-                _clip_rows(_partitioned_rows(tables, ids_t, partition_strategy), ids_t, max_norm), name=scope
-            )
+            return _clip_rows(_sharded_lookup(tables, ids_t, partition_strategy, scope), ids_t, max_norm)
         with colocate_with(tables[0]):
             result = _clip_rows(array_ops.gather(tables[0], ids_t, name=scope), ids_t, max_norm)
         # The result itself is not pinned to the table's device (as in TF).

@@ -76,7 +76,8 @@ def test_embedding_lookup_partitioned(strategy):
         grads = tf.gradients(tf.reduce_sum(rows), [first, second])
         assert all(isinstance(g, IndexedSlices) for g in grads)
         assert {g.values.op.inputs[0].op.device for g in grads} <= {"/job:ps/task:0", "/job:ps/task:1", ""}
-        gathers = [op for op in tf.get_default_graph().get_operations() if op.type == "GatherV2"]
+        ops = tf.get_default_graph().get_operations()
+        gathers = [op for op in ops if op.type == "GatherV2" and not op.name.startswith("gradients/")]
         assert sorted(op.device for op in gathers) == ["/job:ps/task:0", "/job:ps/task:1"]
 
 
@@ -89,7 +90,5 @@ def test_embedding_lookup_errors():
             tf.nn.embedding_lookup([], [0])
         with pytest.raises(TypeError, match="not in list of allowed values"):
             tf.nn.embedding_lookup(table, [0.0])
-        with pytest.raises(ValueError, match="known numbers of rows"):
-            tf.nn.embedding_lookup([table, tf.placeholder(tf.float32, [None, 2])], [0])
         with pytest.raises(ValueError, match="'div' strategy needs at least 3 rows"):
             tf.nn.embedding_lookup([tf.zeros([1, 2]), tf.zeros([1, 2]), tf.zeros([0, 2])], [0], "div")

@@ -1,0 +1,316 @@
+"""Checkpoint ops: ``SaveShard``, ``MergeCheckpointShards`` and ``RestoreSlices`` (TF's SaveV2,
+MergeV2Checkpoints and RestoreV2).
+
+They run as ops in the graph, so their kernels run in the process of the device they are placed
+on: a ``SaveShard`` placed on ``/job:ps/task:1`` takes that task's variables as inputs and writes
+them from that task's own process, in parallel with the other shards; no tensor travels to the
+client. Its output is a small JSON description of what it wrote (file, entries, task, pid), which
+the one ``MergeCheckpointShards`` op gathers: it moves every shard from its temporary name into
+place, then writes the index last, so a crash at any point before that leaves no index and hence
+no half-written checkpoint. ``RestoreSlices`` reads (slices of) saved tensors on its own device.
+
+Paths are local paths or fsspec URLs (see :mod:`dtf_notebook.runtime.checkpoint_files`). Shards
+written on several machines can only be merged and read back through a filesystem or object
+store that every task sees (a shared mount, ``s3://``, ``gs://``, ...).
+
+Example:
+    >>> import dtf_notebook as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable([1.0, 2.0], name="w")
+    ...     prefix = tf.constant("memory://doc/io_ops/model")
+    ...     meta = save_shard(prefix, [w.value()], ["w"], [""], shard=0, num_shards=1)
+    ...     saved = merge_checkpoint_shards(prefix, [meta])
+    ...     (restored,) = restore_slices(prefix, ["w"], [""], [tf.float32], [[2]])
+    ...     with tf.Session() as sess:
+    ...         sess.run(w.initializer)
+    ...         print(sess.run(saved), sess.run(restored))
+    b'memory://doc/io_ops/model' [1. 2.]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dtf_notebook import errors
+from dtf_notebook.framework import dtypes, op_registry
+from dtf_notebook.framework.convert import convert_to_tensor
+from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.framework.tensor_shape import TensorShape, scalar
+from dtf_notebook.ops.op_helpers import make_op
+from dtf_notebook.runtime import checkpoint_files
+from dtf_notebook.runtime import checkpoint_format as fmt
+from dtf_notebook.runtime.checkpoint_reader import CheckpointReader
+
+__all__ = ["save_shard", "merge_checkpoint_shards", "restore_slices"]
+
+
+def _as_str(value: Any) -> str:
+    item = value.item() if isinstance(value, np.ndarray) else value
+    return item.decode("utf-8") if isinstance(item, bytes) else str(item)
+
+
+def _string_scalar(text: str) -> np.ndarray:
+    return np.array(text.encode("utf-8"), dtype=object)
+
+
+def _task_of(device: str) -> str:
+    return device.split("/device:")[0]
+
+
+def _prefix_tensor(prefix: Any) -> Tensor:
+    t = convert_to_tensor(prefix, dtype=dtypes.string)
+    if t.shape.ndims not in (None, 0):
+        raise ValueError(f"A checkpoint prefix must be a string scalar, got shape {t.shape}")
+    return t
+
+
+# ---- SaveShard -------------------------------------------------------------------------------------
+def save_shard(
+    prefix: Any,
+    tensors: Sequence[Any],
+    tensor_names: Sequence[str],
+    slice_specs: Sequence[str],
+    shard: int,
+    num_shards: int,
+    name: str | None = None,
+) -> Tensor:
+    """Writes ``tensors`` as shard ``shard`` of ``num_shards`` of checkpoint ``prefix``, under a temporary name.
+
+    Args:
+        prefix: String scalar: the checkpoint prefix.
+        tensors: The values to save (all on the device this op is placed on, ideally).
+        tensor_names: Saved name of each tensor.
+        slice_specs: TF slice spec of each tensor (``""`` for a whole variable).
+        shard, num_shards: This shard's number and the number of shards.
+        name: Op name.
+
+    Returns:
+        A string scalar: JSON describing the written shard, for :func:`merge_checkpoint_shards`.
+
+    Raises:
+        ValueError: the lists differ in length or the shard number is out of range.
+    """
+    values = [convert_to_tensor(t) for t in tensors]
+    if not len(values) == len(tensor_names) == len(slice_specs):
+        raise ValueError(
+            f"save_shard needs one name and slice spec per tensor: {len(values)} tensors, "
+            f"{len(tensor_names)} names, {len(slice_specs)} slice specs"
+        )
+    if not 0 <= shard < num_shards:
+        raise ValueError(f"Shard {shard} is out of range for {num_shards} shards")
+    for spec in slice_specs:
+        fmt.parse_slice_spec(spec)
+    attrs = {
+        "tensor_names": [str(n) for n in tensor_names],
+        "slice_specs": [str(s) for s in slice_specs],
+        "shard": int(shard),
+        "num_shards": int(num_shards),
+    }
+    return make_op("SaveShard", [_prefix_tensor(prefix), *values], attrs, name=name or "SaveShard").outputs[0]
+
+
+def _save_kernel(op: Any, ctx: Any):
+    names, specs = op.get_attr("tensor_names"), op.get_attr("slice_specs")
+    shard, num_shards = op.get_attr("shard"), op.get_attr("num_shards")
+    device = ctx.device_name
+    origin = {"task": _task_of(device), "device": device, "pid": os.getpid(), "host": socket.gethostname()}
+
+    def run(prefix: Any, *tensors: Any) -> np.ndarray:
+        final = fmt.shard_filename(_as_str(prefix), shard, num_shards)
+        metadata = {"format": fmt.FORMAT, **{k: str(v) for k, v in origin.items()}}
+        data, entries = fmt.encode_shard(list(zip(names, specs, tensors)), metadata)
+        temp = checkpoint_files.write_temp(final, data)
+        described = {
+            "shard": shard,
+            "num_shards": num_shards,
+            "file": checkpoint_files.basename(final),
+            "temp": checkpoint_files.basename(temp),
+            "bytes": len(data),
+            "entries": entries,
+            **origin,
+        }
+        return _string_scalar(json.dumps(described))
+
+    return run
+
+
+op_registry.register_op(
+    "SaveShard",
+    infer=lambda op: [(dtypes.string, scalar())],
+    kernel=_save_kernel,
+    grad=op_registry.NOT_DIFFERENTIABLE,
+    stateful=True,
+    cpu_only=True,
+)
+
+
+# ---- MergeCheckpointShards ------------------------------------------------------------------------
+def merge_checkpoint_shards(prefix: Any, shard_descriptions: Sequence[Any], name: str | None = None) -> Tensor:
+    """Moves the shards written by :func:`save_shard` into place and writes the checkpoint's index last.
+
+    Returns:
+        The prefix (a string scalar), available once the checkpoint is complete.
+
+    Raises:
+        ValueError: no shard descriptions are given.
+    """
+    if not shard_descriptions:
+        raise ValueError("merge_checkpoint_shards needs the description of at least one shard")
+    inputs = [_prefix_tensor(prefix)] + [convert_to_tensor(d, dtype=dtypes.string) for d in shard_descriptions]
+    return make_op("MergeCheckpointShards", inputs, {}, name=name or "MergeCheckpointShards").outputs[0]
+
+
+def _parse_description(value: Any) -> dict[str, Any]:
+    try:
+        described = json.loads(_as_str(value))
+    except json.JSONDecodeError as e:
+        raise errors.InvalidArgumentError(None, None, f"Malformed shard description: {e}") from None
+    missing = {"shard", "num_shards", "file", "temp", "entries"} - set(described)
+    if missing:
+        raise errors.InvalidArgumentError(None, None, f"Shard description lacks {sorted(missing)}")
+    return described
+
+
+def _merge_kernel(op: Any, ctx: Any):
+    here = _task_of(ctx.device_name)
+
+    def run(prefix: Any, *descriptions: Any) -> np.ndarray:
+        prefix_str = _as_str(prefix)
+        directory = checkpoint_files.dirname(prefix_str)
+        shards = [_parse_description(d) for d in descriptions]
+        index = fmt.build_index(shards)  # every consistency check before any file is touched
+        index_path = fmt.index_filename(prefix_str)
+        # An older checkpoint saved under the same prefix stops existing first: a crash below then leaves
+        # no index at all, never an old index naming new shard files.
+        checkpoint_files.remove(index_path, missing_ok=True)
+        temps = [checkpoint_files.join(directory, s["temp"]) for s in shards]
+        try:
+            for s, temp in zip(shards, temps):
+                if not checkpoint_files.exists(temp):
+                    raise errors.NotFoundError(
+                        None,
+                        None,
+                        f"Shard {s['shard']} of {prefix_str}, written by {s.get('task', '?')} "
+                        f"(pid {s.get('pid', '?')}) as {temp}, is not visible from {here}: sharded checkpoints on a "
+                        "cluster of several machines need a filesystem or object store that every task sees "
+                        "(a shared mount, s3://, gs://, ...)",
+                    )
+                checkpoint_files.move(temp, checkpoint_files.join(directory, s["file"]))
+            checkpoint_files.write_atomic(index_path, fmt.encode_index(index))
+        except BaseException:
+            for temp in temps:  # leave no stray temporary shards behind a failed save
+                checkpoint_files.remove_quietly(temp)
+            raise
+        return _string_scalar(prefix_str)
+
+    return run
+
+
+op_registry.register_op(
+    "MergeCheckpointShards",
+    infer=lambda op: [(dtypes.string, scalar())],
+    kernel=_merge_kernel,
+    grad=op_registry.NOT_DIFFERENTIABLE,
+    stateful=True,
+    cpu_only=True,
+)
+
+
+# ---- RestoreSlices -------------------------------------------------------------------------------
+def restore_slices(
+    prefix: Any,
+    tensor_names: Sequence[str],
+    slice_specs: Sequence[str],
+    dtypes_: Sequence[Any],
+    shapes: Sequence[Any],
+    reshape: bool = False,
+    name: str | None = None,
+) -> list[Tensor]:
+    """Reads saved tensors (or slices of them) from checkpoint ``prefix``; one output per tensor.
+
+    Args:
+        prefix: String scalar: the checkpoint prefix.
+        tensor_names: Saved names to read.
+        slice_specs: TF slice spec to read of each (``""`` for the whole tensor).
+        dtypes_: Expected dtype of each.
+        shapes: Expected shape of each (the variable's; None or partial dims are not checked).
+        reshape: Accept a saved tensor of another shape with the same number of elements, reshaped.
+        name: Op name.
+
+    Returns:
+        The restored tensors.
+    """
+    if not len(tensor_names) == len(slice_specs) == len(dtypes_) == len(shapes):
+        raise ValueError("restore_slices needs one slice spec, dtype and shape per tensor name")
+    if not tensor_names:
+        raise ValueError("restore_slices needs at least one tensor name")
+    for spec in slice_specs:
+        fmt.parse_slice_spec(spec)
+    attrs = {
+        "tensor_names": [str(n) for n in tensor_names],
+        "slice_specs": [str(s) for s in slice_specs],
+        "dtypes": [dtypes.as_dtype(d) for d in dtypes_],
+        "shapes": [TensorShape(s).as_tuple() for s in shapes],
+        "reshape": bool(reshape),
+    }
+    return list(make_op("RestoreSlices", [_prefix_tensor(prefix)], attrs, name=name or "RestoreSlices").outputs)
+
+
+def _restore_infer(op: Any) -> list:
+    return [(d, TensorShape(s)) for d, s in zip(op.get_attr("dtypes"), op.get_attr("shapes"))]
+
+
+def _checked_value(reader: CheckpointReader, name: str, spec: str, dtype: Any, shape: Any, reshape: bool) -> Any:
+    stored = reader.dtype(name)
+    if stored is not dtype:
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"tensor_name = {name}; expected dtype {dtype.name} does not equal original dtype {stored.name} "
+            f"(checkpoint {reader.index_path})",
+        )
+    value = reader.read(name, spec)
+    got = [int(d) for d in value.shape]
+    want = TensorShape(shape)
+    if want.is_compatible_with(got):
+        return value
+    same_size = want.is_fully_defined() and want.num_elements() == fmt.num_elements(got)
+    if reshape and same_size:
+        return value.reshape(tuple(want.as_list()))
+    hint = " (same number of elements: Saver(reshape=True) restores it reshaped)" if same_size else ""
+    raise errors.InvalidArgumentError(
+        None,
+        None,
+        f"Restoring {name}: shape {got} in checkpoint {reader.index_path} does not match the variable's "
+        f"shape {want.as_list()}{hint}",
+    )
+
+
+def _restore_kernel(op: Any, ctx: Any):
+    wanted = list(
+        zip(op.get_attr("tensor_names"), op.get_attr("slice_specs"), op.get_attr("dtypes"), op.get_attr("shapes"))
+    )
+    reshape = op.get_attr("reshape")
+
+    def run(prefix: Any) -> Any:
+        reader = CheckpointReader(_as_str(prefix))
+        out = [_checked_value(reader, name, spec, dtype, shape, reshape) for name, spec, dtype, shape in wanted]
+        return out[0] if len(out) == 1 else tuple(out)
+
+    return run
+
+
+op_registry.register_op(
+    "RestoreSlices",
+    infer=_restore_infer,
+    kernel=_restore_kernel,
+    grad=op_registry.NOT_DIFFERENTIABLE,
+    stateful=True,
+    cpu_only=True,
+)

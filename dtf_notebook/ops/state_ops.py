@@ -156,9 +156,11 @@ def _assign_kernel(op: Any, ctx: Any):
                         f"Assign requires shapes of both tensors to match. lhs shape= {declared.as_list()} "
                         f"rhs shape= {list(value.shape)}",
                     )
-            if current is None or current.shape != value.shape or current.device != value.device:
+            if not isinstance(value, torch.Tensor):
+                resource.value = value.copy()  # string tensors: numpy object arrays
+            elif current is None or current.shape != value.shape or current.device != value.device:
                 # A fresh buffer: never alias the input (it may be a cached constant).
-                resource.value = value.clone() if isinstance(value, torch.Tensor) else value.copy()
+                resource.value = value.clone()
             else:
                 current.copy_(value)
         return resource

@@ -300,3 +300,13 @@ def test_control_dependency_on_a_fed_placeholder():
         y = tf.constant(2.0)
     with tf.Session() as sess:
         assert sess.run(y, {x: 1.0}) == 2.0
+
+
+def test_assigning_an_initialized_string_variable_replaces_its_value():
+    with tf.Graph().as_default():
+        v = tf.Variable(tf.constant([b"a", b"b"]))
+        a = tf.assign(v, tf.constant([b"x", b"yy"]))
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            sess.run(a)
+            assert sess.run(v).tolist() == [b"x", b"yy"]

@@ -10,8 +10,16 @@ Example:
     1.5
 """
 
+import importlib as _importlib
+
 from dtf_notebook import ops as _ops  # noqa: F401 - registers every op
 from dtf_notebook.compat.v1 import *  # noqa: F403
-from dtf_notebook.compat.v1 import errors, nn, train
+from dtf_notebook.compat.v1 import errors, nn
+
+# The star import bound the compat modules ``train`` and ``summary`` over this package's own subpackages of
+# those names; put the packages back (they answer the same tf.train / tf.summary names), so that
+# ``import dtf_notebook.train.saver`` and ``import dtf_notebook.summary.writer`` keep working.
+train = _importlib.import_module("dtf_notebook.train")
+summary = _importlib.import_module("dtf_notebook.summary")
 
 __version__ = "0.1.0"

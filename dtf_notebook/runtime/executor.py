@@ -66,6 +66,36 @@ class StepContext:
         """Seconds left before the deadline (None when there is none)."""
         return None if self.deadline is None else self.deadline - time.monotonic()
 
+    def aborted(self) -> errors.OpError | None:
+        """The error the step was aborted with (a peer failed, the master sent ``AbortStep``), else None.
+
+        A distributed step's rendezvous (``extras["rendezvous"]``) records the abort; a local step is never aborted.
+        """
+        rendezvous = self.extras.get("rendezvous")
+        return None if rendezvous is None else rendezvous.aborted
+
+    def check_waiting(self, what: str) -> None:
+        """Raises when a kernel blocked on ``what`` must give up; kernels that wait call it between short waits.
+
+        Raises:
+            OpError: the step was aborted (the abort's error), or its master is gone (``UnavailableError``).
+            DeadlineExceededError: the step's deadline passed.
+
+        Example:
+            >>> StepContext(deadline=time.monotonic() - 1).check_waiting("queue 'q' to have an element")
+            Traceback (most recent call last):
+            ...
+            dtf_notebook.errors.DeadlineExceededError: Timed out waiting for queue 'q' to have an element
+        """
+        error = self.aborted()
+        if error is not None:
+            raise error
+        rendezvous = self.extras.get("rendezvous")
+        if rendezvous is not None and rendezvous.watchdog is not None:
+            rendezvous.watchdog()  # throttled; raises when the step's master no longer answers
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise errors.DeadlineExceededError(None, None, f"Timed out waiting for {what}")
+
 
 class KernelContext:
     """What a kernel factory may use: the node's device and the shared execution state.

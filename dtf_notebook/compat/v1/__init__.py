@@ -11,5 +11,6 @@ Example:
 """
 
 from dtf_notebook import errors
-from dtf_notebook.compat.v1 import distribute, initializers, nn, random, train  # noqa: E402
+from dtf_notebook.compat.v1 import contrib, distribute, initializers, nn, random, summary, train  # noqa: E402
 from dtf_notebook.compat.v1._names import *  # noqa: F403
+from dtf_notebook.summary import Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata

@@ -1,0 +1,119 @@
+"""What queue and accumulator ops share: the handle op's kernel and the rules for ops that use a handle.
+
+A handle op (``FIFOQueueV2``, ``ConditionalAccumulator``, ...) outputs a string *reference* of shape
+``[2]`` (container, name), like TF1's ref handles: its value at run time is the resource itself, found
+in the task's resource containers by container and shared name (the op's name when ``shared_name`` is
+empty), so every session and every graph naming it shares it. Ops that use the handle take it by
+reference and are built colocated with it, so they run where the resource lives.
+
+Example:
+    >>> import dtf_notebook as tf
+    >>> from dtf_notebook.ops.data_flow_ops import FIFOQueue
+    >>> with tf.Graph().as_default():
+    ...     q = FIFOQueue(2, tf.float32, name="q")
+    ...     q.size().op.colocation_groups()
+    ['loc:@q']
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from dtf_notebook import errors
+from dtf_notebook.framework import dtypes
+from dtf_notebook.framework.graph import Graph
+from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.framework.tensor_shape import TensorShape
+
+__all__ = ["HANDLE_SPEC", "handle_kernel", "expect_resource", "using_handle", "handle_attr"]
+
+#: Output spec of every handle op: a string reference of shape [2] (container, name).
+HANDLE_SPEC = (dtypes.string, TensorShape([2]))
+
+
+def handle_kernel(
+    make: Callable[[Any, str, str, Any, str], Any], verify: Callable[[Any, Any], None]
+) -> Callable[[Any, Any], Callable[[], Any]]:
+    """A kernel factory for a handle op.
+
+    Args:
+        make: ``make(op, container, name, mgr, device)`` creates the resource on first use.
+        verify: ``verify(op, resource)`` raises when an existing shared resource does not match the op.
+
+    Example:
+        >>> from dtf_notebook.framework import op_registry
+        >>> op_registry.get("FIFOQueueV2").kernel is not None
+        True
+    """
+
+    def factory(op: Any, ctx: Any) -> Callable[[], Any]:
+        container = op.get_attr("container")
+        name = op.get_attr("shared_name") or op.name
+        mgr, device = ctx.resources, ctx.device_name
+        verified: list[Any] = [None]  # the resource last checked, so a step does not re-check it
+
+        def run() -> Any:
+            resource = mgr.lookup_or_create(container, name, lambda: make(op, container, name, mgr, device))
+            if resource is not verified[0]:
+                verify(op, resource)
+                verified[0] = resource
+            return resource
+
+        return run
+
+    return factory
+
+
+def expect_resource(resource: Any, kind: type, op: Any) -> Any:
+    """``resource`` when it is a ``kind``; else an InvalidArgumentError naming the node and what it got.
+
+    Example:
+        >>> from dtf_notebook.runtime.queues import FIFOQueueResource
+        >>> q = FIFOQueueResource("q", [dtypes.float32], [], 1)
+        >>> expect_resource(q, FIFOQueueResource, None) is q
+        True
+    """
+    if not isinstance(resource, kind):
+        raise errors.InvalidArgumentError(
+            None, op, f"{op.type} '{op.name}' needs a {kind.kind} handle, but its input is {resource!r}"
+        )
+    return resource
+
+
+@contextlib.contextmanager
+def using_handle(handle: Tensor, name: str | None, default: str) -> Iterator[str]:
+    """A name scope for an op using ``handle`` (its converted inputs live inside), colocated with the handle.
+
+    Yields the scope name ending in ``/``: pass it as the op's name so the op takes the scope's name.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.ops.data_flow_ops import FIFOQueue
+        >>> with tf.Graph().as_default():
+        ...     q = FIFOQueue(1, tf.float32, name="q")
+        ...     with using_handle(q.queue_ref, None, "q_peek") as scope:
+        ...         print(scope)
+        q_peek/
+    """
+    graph: Graph = handle.graph
+    with graph.as_default(), graph.colocate_with(handle.op), graph.name_scope(name or default) as scope:
+        yield scope
+
+
+def handle_attr(handle: Tensor, op_types: tuple[str, ...], attr: str) -> Any:
+    """Attr ``attr`` of the op that made ``handle`` when it is one of ``op_types`` (for shape inference), else None.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.ops.data_flow_ops import FIFOQueue
+        >>> with tf.Graph().as_default():
+        ...     q = FIFOQueue(1, tf.float32, shapes=[[3]])
+        ...     handle_attr(q.queue_ref, ("FIFOQueueV2",), "shapes")
+        [(3,)]
+    """
+    op = handle.op
+    if op.type in op_types and attr in op.attrs:
+        return op.get_attr(attr)
+    return None

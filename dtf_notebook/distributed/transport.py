@@ -212,7 +212,7 @@ class ServiceSocket:
     ) -> None:
         try:
             reply, reply_tensors = self._handler(method, header, tensors)
-            frames = wire.encode_message({**reply, "id": req_id, **self._stamp()}, reply_tensors)
+            frames = wire.encode_message({**reply, "id": req_id, **self._stamp()}, reply_tensors, check=False)
         except errors.OpError as e:
             frames = wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})
         except Exception as e:  # noqa: BLE001 - a handler bug must reach the caller, not kill the server
@@ -370,7 +370,7 @@ class Client:
         sock = self._thread_socket(address)
         req_id = next(self._ids)
         sent_to = self._incarnations.get(address)
-        request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors)
+        request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
         for message in stream_messages(request, next(self._stream_ids)):
@@ -459,7 +459,7 @@ class Client:
             raise errors.CancelledError(None, None, "The client is closed")
         req_id = next(self._ids)
         future: Future = Future()
-        frames = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors)
+        frames = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
         with self._lock:
             self._pending[req_id] = _Pending(future, address, self._incarnations.get(address))
         self._command([b"send", address.encode(), *frames])

@@ -98,6 +98,7 @@ def encode_message(
     tensors: Sequence[Any] = (),
     chunk_bytes: int = CHUNK_BYTES,
     limits: WireLimits = DEFAULT_LIMITS,
+    check: bool = True,
 ) -> list[Any]:
     """Encodes a header and tensors as the frames of one multipart message.
 
@@ -107,6 +108,8 @@ def encode_message(
         tensors: Values :func:`encode_tensor` accepts (numpy, torch, bytes).
         chunk_bytes: Largest tensor frame.
         limits: The packed header must fit ``limits.max_header_bytes``.
+        check: Check that the header is plain data before sending (the receiver always checks; the
+            transport skips this for the headers its own services build, on every request and reply).
 
     Returns:
         ``[packed header, *buffers]``; buffers are memoryviews of the tensors' memory.
@@ -123,8 +126,8 @@ def encode_message(
         raise WireError(None, None, f"A message header must be a dict, got {type(header).__name__}")
     if _TENSORS in header:
         raise WireError(None, None, f"The header key {_TENSORS!r} is reserved for the tensor metas")
-    # checked here too, so that a sender learns about a header its peer would reject
-    _check_plain(header, "header", 0, limits.max_depth, (list, tuple))
+    if check:  # so that a sender learns about a header its peer would reject
+        _check_plain(header, "header", 0, limits.max_depth, (list, tuple))
     metas, frames = [], []
     for tensor in tensors:
         meta, buffers = encode_tensor(tensor, chunk_bytes)

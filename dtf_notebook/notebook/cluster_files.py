@@ -1,0 +1,294 @@
+"""Cluster files: one JSON file per running local cluster, in the Jupyter runtime directory.
+
+A running :class:`~dtf_notebook.notebook.local_cluster.LocalCluster` writes
+``dtf-cluster-<name>.json`` to ``jupyter_core.paths.jupyter_runtime_dir()``
+(``$JUPYTER_RUNTIME_DIR`` when set), next to the kernels' connection files, so
+that another kernel, the ``dtf-cluster`` command or the lab extension can find
+it, reconnect to it and stop it. The file holds plain data: the name, the
+cluster spec, every task's pid (with its start time, see
+:mod:`~dtf_notebook.notebook.pids`), the owner process, the start time, the log
+directory and whether the cluster uses a key (never the key itself). Files are
+written atomically (a complete file or none), readable by their owner only, and
+removed when the cluster stops; a file whose owner and tasks are all gone is
+stale and :func:`list_clusters` removes it.
+
+Example:
+    >>> import tempfile
+    >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()
+    >>> record = claim(ClusterRecord(name="demo", spec={"worker": ["127.0.0.1:2222"]}))
+    >>> os.path.basename(record.path)
+    'dtf-cluster-demo.json'
+    >>> [r.name for r in list_clusters()]
+    ['demo']
+    >>> remove(record); list_clusters()
+    []
+    >>> del os.environ["JUPYTER_RUNTIME_DIR"]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from jupyter_core.paths import jupyter_runtime_dir
+
+from dtf_notebook.notebook.pids import pid_running, start_ticks
+
+__all__ = [
+    "ClusterNotFoundError",
+    "ClusterRecord",
+    "claim",
+    "clean_stale",
+    "cluster_file",
+    "find",
+    "list_clusters",
+    "remove",
+    "runtime_dir",
+    "update",
+]
+
+_PREFIX = "dtf-cluster-"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+FORMAT_VERSION = 1
+
+
+class ClusterNotFoundError(LookupError):
+    """No running cluster has that name (or no such cluster file); the message lists the running ones."""
+
+
+@dataclass
+class ClusterRecord:
+    """What a cluster file holds.
+
+    ``tasks`` rows are ``{"job", "task", "address", "pid", "start_ticks", "log"}``; ``status`` is
+    ``"starting"`` until every task serves, then ``"running"``; ``temporary_logs`` says that ``log_dir`` was
+    made for the cluster and goes with it (also when the file is found stale).
+    """
+
+    name: str
+    spec: dict[str, list[str]]
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    owner_pid: int = field(default_factory=os.getpid)
+    owner_start_ticks: int | None = field(default_factory=lambda: start_ticks(os.getpid()))
+    started: float = field(default_factory=time.time)
+    log_dir: str = ""
+    temporary_logs: bool = False
+    cluster_key: bool = False
+    status: str = "starting"
+    version: int = FORMAT_VERSION
+    path: str = field(default="", compare=False)
+
+    def owner_alive(self) -> bool:
+        """Whether the process that started the cluster still runs."""
+        return pid_running(self.owner_pid, self.owner_start_ticks)
+
+    def live_tasks(self) -> list[dict[str, Any]]:
+        """The task rows whose process still runs."""
+        return [t for t in self.tasks if pid_running(t["pid"], t.get("start_ticks"))]
+
+    def is_stale(self) -> bool:
+        """True when the owner and every task are gone: nothing is left to reach or stop."""
+        return not self.owner_alive() and not self.live_tasks()
+
+    def state(self) -> str:
+        """A word for listings: ``starting``, ``running``, ``degraded a/b``, ``orphaned`` or ``stale``.
+
+        Example:
+            >>> ClusterRecord(name="x", spec={}, owner_pid=0).state()
+            'stale'
+        """
+        live, owner = len(self.live_tasks()), self.owner_alive()
+        if not owner and not live:
+            return "stale"
+        if self.status == "starting" and owner:
+            return "starting"
+        if not owner:
+            return "orphaned"  # tasks outlived their owner (they normally follow it within a second)
+        return "running" if live == len(self.tasks) else f"degraded {live}/{len(self.tasks)}"
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        del data["path"]
+        return json.dumps(data, indent=1, sort_keys=True)
+
+
+def runtime_dir() -> str:
+    """Jupyter's runtime directory (``$JUPYTER_RUNTIME_DIR`` when set), where cluster files live.
+
+    Example:
+        >>> os.path.isabs(runtime_dir())
+        True
+    """
+    return jupyter_runtime_dir()
+
+
+def check_name(name: str) -> str:
+    """Returns ``name`` if it is a valid cluster name (letters, digits, ``_.-``; at most 64 characters).
+
+    Raises:
+        ValueError: the name would not make a plain file name.
+
+    Example:
+        >>> check_name("exp-1")
+        'exp-1'
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(
+            f"Invalid cluster name {name!r}: use letters, digits, '_', '.' and '-' (at most 64, not starting with "
+            "'.' or '-')"
+        )
+    return name
+
+
+def cluster_file(name: str) -> str:
+    """The path of the cluster file of cluster ``name``.
+
+    Example:
+        >>> os.path.basename(cluster_file("exp-1"))
+        'dtf-cluster-exp-1.json'
+    """
+    return os.path.join(runtime_dir(), f"{_PREFIX}{check_name(name)}.json")
+
+
+def _write_temp(record: ClusterRecord) -> str:
+    directory = runtime_dir()
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".dtf-cluster-", suffix=".tmp", dir=directory)  # mode 0600
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(record.to_json())
+        f.flush()
+        os.fsync(f.fileno())
+    return tmp
+
+
+def claim(record: ClusterRecord) -> ClusterRecord:
+    """Writes a new cluster file for ``record``, which must not be taken by a live cluster.
+
+    With ``record.name`` empty, picks the first free name of ``local-1``, ``local-2``, ...
+    A stale file of the same name is replaced. The file appears whole or not at all
+    (written aside, then hard-linked into place, which fails if the name exists).
+
+    Raises:
+        FileExistsError: a live cluster already has that name.
+    """
+    auto, n = not record.name, 1
+    while n < 10_000:
+        if auto:
+            record.name = f"local-{n}"
+        path = cluster_file(record.name)
+        tmp = _write_temp(record)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            try:
+                existing = _read(path)
+            except (OSError, ValueError):
+                existing = None
+            if existing is None or existing.is_stale():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                continue  # the same name again: it is free now
+            if not auto:
+                raise FileExistsError(
+                    f"A cluster named {record.name!r} is already running (owner pid {existing.owner_pid}, "
+                    f"file {path}); stop it first or pick another name"
+                ) from None
+            n += 1
+            continue
+        finally:
+            os.unlink(tmp)
+        record.path = path
+        return record
+    raise FileExistsError(f"No free cluster name in {runtime_dir()}")
+
+
+def update(record: ClusterRecord) -> None:
+    """Rewrites the cluster file of ``record`` atomically (readers see the old or the new file, never a mix)."""
+    os.replace(_write_temp(record), record.path or cluster_file(record.name))
+
+
+def remove(record: ClusterRecord | str) -> None:
+    """Removes a cluster file, given its record or the cluster's name; a missing file is fine."""
+    path = record.path or cluster_file(record.name) if isinstance(record, ClusterRecord) else cluster_file(record)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _read(path: str) -> ClusterRecord:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"Cluster file {path} is not valid JSON: {e}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not isinstance(data.get("spec"), dict):
+        raise ValueError(f"Cluster file {path} does not describe a cluster (no name or spec)")
+    known = {f for f in ClusterRecord.__dataclass_fields__ if f != "path"}
+    return ClusterRecord(**{k: v for k, v in data.items() if k in known}, path=path)
+
+
+def find(name_or_file: str) -> ClusterRecord:
+    """The record of a cluster, by name or by the path of its file.
+
+    Raises:
+        ClusterNotFoundError: no such file; the message names the running clusters.
+        ValueError: the file is not a cluster file.
+    """
+    looks_like_path = os.sep in name_or_file or name_or_file.endswith(".json")
+    path = name_or_file if looks_like_path else cluster_file(name_or_file)
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        running = ", ".join(repr(r.name) for r in list_clusters()) or "none"
+        raise ClusterNotFoundError(
+            f"No cluster {name_or_file!r} (no file {path}); running clusters: {running}"
+        ) from None
+
+
+def _all_files() -> list[str]:
+    return sorted(glob.glob(os.path.join(glob.escape(runtime_dir()), f"{_PREFIX}*.json")))
+
+
+def _scan(clean: bool) -> tuple[list[ClusterRecord], list[str]]:
+    live, removed = [], []
+    for path in _all_files():
+        try:
+            record = _read(path)
+        except (OSError, ValueError):
+            record = None  # unreadable: no cluster can be reached through it
+        if record is not None and not record.is_stale():
+            live.append(record)
+        elif clean:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+                removed.append(path)
+            if record is not None and record.temporary_logs and record.log_dir:
+                shutil.rmtree(record.log_dir, ignore_errors=True)  # its owner died before it could
+    return sorted(live, key=lambda r: r.started), removed
+
+
+def list_clusters(clean: bool = True) -> list[ClusterRecord]:
+    """The clusters with a live owner or task, oldest first; with ``clean``, stale and unreadable files are removed.
+
+    Example:
+        >>> all(not r.is_stale() for r in list_clusters())
+        True
+    """
+    return _scan(clean)[0]
+
+
+def clean_stale() -> list[str]:
+    """Removes the stale and unreadable cluster files; returns their paths.
+
+    Example:
+        >>> isinstance(clean_stale(), list)
+        True
+    """
+    return _scan(True)[1]

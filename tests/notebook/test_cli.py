@@ -1,0 +1,82 @@
+"""``dtf-cluster list|stop|clean``: run as a command (subprocess) against real clusters, and in-process for usage."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dtf_notebook.notebook import cluster_files
+from dtf_notebook.notebook.cli import main
+from dtf_notebook.notebook.cluster_files import ClusterRecord
+from dtf_notebook.notebook.local_cluster import LocalCluster
+from dtf_notebook.notebook.pids import pid_running
+from tests.distributed.cluster_util import task_env
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(autouse=True)
+def runtime_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))
+    return tmp_path
+
+
+def dtf_cluster(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "dtf_notebook.notebook.cli", *args]
+    return subprocess.run(command, env=task_env(), capture_output=True, text=True, timeout=120)
+
+
+def test_list_and_stop_a_running_cluster_from_the_command_line():
+    cluster = LocalCluster(ps=1, workers=2, name="cli-demo").start()
+    try:
+        listing = dtf_cluster("list")
+        assert listing.returncode == 0, listing.stderr
+        header, row = listing.stdout.splitlines()
+        assert header.split() == ["NAME", "TASKS", "OWNER", "PID", "AGE", "STATUS"]
+        assert row.split()[:4] == ["cli-demo", "ps=1", "worker=2", str(cluster_files.find("cli-demo").owner_pid)]
+        assert row.split()[-1] == "running"
+        stopped = dtf_cluster("stop", "cli-demo")
+        assert (stopped.returncode, stopped.stdout) == (0, "Stopped cluster 'cli-demo' (3 tasks).\n")
+        assert not any(pid_running(t.pid) for t in cluster.tasks)
+        assert cluster_files.list_clusters() == []
+    finally:
+        cluster.stop()
+
+
+def test_stopping_an_unknown_cluster_is_a_plain_error():
+    result = dtf_cluster("stop", "ghost")
+    assert result.returncode == 1
+    assert result.stderr.startswith("dtf-cluster: No cluster 'ghost'") and "Traceback" not in result.stderr
+
+
+def test_empty_listing_json_and_stop_all(capsys):
+    assert main(["list"]) == 0
+    assert capsys.readouterr().out.startswith("No running clusters")
+    with LocalCluster(jobs={"worker": 1}, name="a"):
+        assert main(["list", "--json"]) == 0
+        (record,) = json.loads(capsys.readouterr().out)
+        assert (record["name"], record["state"], record["live_tasks"]) == ("a", "running", 1)
+        assert record["cluster_key"] is False
+        assert main(["stop", "--all"]) == 0
+        assert capsys.readouterr().out == "Stopped cluster 'a' (1 task).\n"
+
+
+def test_clean_removes_only_stale_files(capsys, runtime_dir):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = cluster_files.claim(ClusterRecord(name="old", spec={}))
+    cluster_files.update(ClusterRecord(name="old", spec={}, owner_pid=gone.pid, path=stale.path))
+    live = cluster_files.claim(ClusterRecord(name="mine", spec={}))
+    assert main(["clean"]) == 0
+    assert capsys.readouterr().out == f"Removed {stale.path}\n"
+    assert cluster_files.find("mine").path == live.path
+
+
+@pytest.mark.parametrize("argv", [[], ["stop"], ["stop", "x", "--all"], ["frobnicate"]])
+def test_usage_errors_exit_with_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2 and "usage: dtf-cluster" in capsys.readouterr().err

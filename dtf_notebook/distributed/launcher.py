@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -169,7 +170,7 @@ class ProcessCluster:
         return self.start_task(job, index)
 
     def stop(self) -> None:
-        """Stops every process this cluster started (SIGTERM, then SIGKILL after 10 s)."""
+        """Stops every process this cluster started (SIGTERM, then SIGKILL after 10 s) and removes their logs."""
         for task in self.tasks.values():
             if task.proc.poll() is None:
                 task.proc.terminate()
@@ -180,6 +181,7 @@ class ProcessCluster:
                 task.proc.kill()
                 task.proc.wait(10)
         _live.discard(self)
+        shutil.rmtree(self._logdir, ignore_errors=True)
 
     def __enter__(self) -> ProcessCluster:
         return self.start()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from dtf_notebook.framework import device_spec, op_registry
@@ -208,7 +208,10 @@ class Graph:
             for c in ctrl:
                 c._control_outputs.append(op)
             if compute_device:
-                self._apply_device_and_colocation(op)
+                # TF1 builds an op that takes a variable by reference colocated with that variable, whatever
+                # device blocks or device functions (replica_device_setter) are active.
+                refs = [inputs[i].op for i in op_def.ref_inputs if i < len(inputs) and inputs[i].is_ref]
+                self._apply_device_and_colocation(op, refs)
             if self._container and "container" in op._attrs and not op._attrs["container"]:
                 op._attrs["container"] = self._container
             for controller in self._control_dependencies_stack:
@@ -218,13 +221,13 @@ class Graph:
             self._version += 1
         return op
 
-    def _apply_device_and_colocation(self, op: Operation) -> None:
-        if self._device_stack:
+    def _apply_device_and_colocation(self, op: Operation, refs: Sequence[Operation] = ()) -> None:
+        if self._device_stack and not refs:
             op._device = device_spec.apply_device_stack(self._device_stack, op)
-        if self._colocation_stack:
+        if self._colocation_stack or refs:
             groups: set[str] = set()
             device_set = False
-            for coloc in self._colocation_stack:
+            for coloc in [*refs, *self._colocation_stack]:
                 groups.update(coloc.colocation_groups())
                 if coloc.device and not device_set:
                     op._device = coloc.device

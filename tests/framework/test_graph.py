@@ -15,7 +15,9 @@ def fresh_graph():
 
 
 def test_same_names_through_both_imports():
-    assert dtf.Session is tf.Session and dtf.constant is tf.constant and dtf.train is tf.train
+    assert dtf.Session is tf.Session and dtf.constant is tf.constant
+    # dtf_notebook.train stays the package (its modules import by path) and answers every tf.train name
+    assert dtf.train.Saver is tf.train.Saver and dtf.train.MonitoredTrainingSession is tf.train.MonitoredTrainingSession
 
 
 def test_unique_names_and_tensor_names(fresh_graph):

@@ -255,3 +255,18 @@ def test_every_op_device_matches_tensorflow(setter_args):
     expected = _graph_devices(tf_real, **setter_args)
     got = _graph_devices(tf, **setter_args)
     assert got == expected
+
+
+def test_ops_taking_a_variable_by_reference_are_built_on_the_variables_device():
+    # TF1 colocates ops with their ref inputs at creation, overriding device functions and device blocks.
+    with tf.Graph().as_default():
+        with tf.device(tf.train.replica_device_setter(ps_tasks=1)):
+            v = tf.Variable(0.0, name="v")
+            inc = tf.assign_add(v, 1.0)
+            ready = tf.is_variable_initialized(v)
+            with tf.device("/job:worker/task:1"):
+                inc2 = tf.assign_add(v, 2.0)
+            total = v + 1.0
+    assert {inc.device, ready.device, inc2.device} == {"/job:ps/task:0"}
+    assert inc.op.colocation_groups() == inc2.op.colocation_groups() == ["loc:@v"]
+    assert total.device == "/job:worker"  # reading by value is an ordinary op

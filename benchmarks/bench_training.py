@@ -1,0 +1,325 @@
+"""Training benchmark: async data-parallel training, a partitioned embedding, sharded checkpoints.
+
+Run: ``python benchmarks/bench_training.py [--duration S] [--repeats N] [--rows N] [--threads T]``
+
+Every task is its own process (``python -m dtf_notebook.server`` for servers). Measured, in one run:
+
+* (a) async training throughput (examples/s) of the seeds' 784-100-10 network (plain SGD, batch 100, scikit-learn
+  digits) on 2 ps + 2 workers, TF1's between-graph replication: each worker process runs its own
+  ``tf.train.Server`` and its client (``replica_device_setter`` + ``MonitoredTrainingSession``). Both workers
+  train at once for ``--duration`` seconds after a start barrier (a counter on ps); the total is the sum of
+  their examples over the same window. Compared with the same network and batch trained by one plain PyTorch
+  process (eager autograd + ``torch.optim.SGD``), and, for reference, by one ``tf.Session("")`` in process,
+  both in this process, each the median of two windows before and two after the cluster's (the machine is noisy);
+* (b) a partitioned embedding ``[rows, 20]`` over 3 ps tasks (``fixed_size_partitioner(3)`` under
+  ``replica_device_setter``), steps/s of a batch of 1024 random id lookups plus the sparse SGD update, from a
+  client process (this one) through a session on the worker task;
+* (c) ``tf.train.Saver(sharded=True)`` save and restore of that embedding (each ps task writes and reads its
+  own shard), MB/s of variable bytes, against ``shutil.copyfile`` of a file of the same size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+BATCH = 100
+LEARNING_RATE = 0.1
+EMBEDDING_DIM = 20
+LOOKUP_BATCH = 1024
+
+# One worker of (a): its own server and client, as in TF1's between-graph replication. It prints
+# "rate <steps> <seconds>" for its part of the common measurement window.
+WORKER = r"""
+import json, sys, time
+import dtf_notebook.compat.v1 as tf
+from dtf_notebook.datasets import batches, load_digits_784
+
+spec, task = json.loads(sys.argv[1]), int(sys.argv[2])
+duration, warmup, batch, lr = float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+cluster = tf.train.ClusterSpec(spec)
+num_workers = cluster.num_tasks("worker")
+server = tf.train.Server(cluster, job_name="worker", task_index=task)
+x_train, y_train, _, _ = load_digits_784()
+stream = batches(x_train[task::num_workers], y_train[task::num_workers], batch, seed=task, drop_remainder=True)
+with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device="/job:worker/task:%d" % task)):
+    x = tf.placeholder(tf.float32, [None, 784])
+    y = tf.placeholder(tf.int64, [None])
+    w1 = tf.get_variable("weights_1", [784, 100])
+    b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
+    w2 = tf.get_variable("weights_2", [100, 10])
+    b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
+    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    global_step = tf.train.get_or_create_global_step()
+    train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss, global_step=global_step)
+    arrived = tf.get_variable("arrived", [], tf.int32, initializer=tf.zeros_initializer())
+arrive = tf.assign_add(arrived, 1)
+# Each worker's session sees the ps tasks and itself only, so workers never wait for one another.
+config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % task])
+with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(task == 0), config=config) as sess:
+    for _ in range(warmup):
+        xb, yb = next(stream)
+        sess.run(train_op, {x: xb, y: yb})
+    sess.run(arrive)
+    while sess.run(arrived) < num_workers:  # start barrier: every worker warmed up
+        time.sleep(0.005)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < duration:
+        xb, yb = next(stream)
+        sess.run(train_op, {x: xb, y: yb})
+        steps += 1
+    seconds = time.perf_counter() - start
+print("rate", steps, seconds, flush=True)
+server.stop()
+"""
+
+
+def child_env() -> dict[str, str]:
+    from dtf_notebook.distributed.launcher import task_env
+
+    return task_env(threads=1)
+
+
+def timed(fn, repeats: int, warmup: int = 2, min_seconds: float = 1.0) -> float:
+    """Median seconds per call after warm-up, over at least ``repeats`` calls and ``min_seconds`` of calls."""
+    for _ in range(warmup):
+        fn()
+    runs: list[float] = []
+    start = time.perf_counter()
+    while len(runs) < repeats or time.perf_counter() - start < min_seconds:
+        t = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t)
+    return statistics.median(runs)
+
+
+# ---- (a) async training ----------------------------------------------------------------------------------
+def cluster_training(duration: float, warmup: int) -> list[tuple[int, float]]:
+    """2 ps server processes + 2 worker processes training at once; (steps, seconds) of each worker."""
+    from dtf_notebook.distributed.launcher import ProcessCluster
+
+    cluster = ProcessCluster({"ps": 2, "worker": 2})
+    try:
+        for index in range(2):
+            cluster.start_task("ps", index, wait=False)
+        for task in list(cluster.tasks.values()):
+            cluster.wait_ready(task)
+        logs, workers = [], []
+        for task in range(2):
+            log = tempfile.NamedTemporaryFile("w+", suffix=f"-worker{task}.log", delete=False)
+            args = [json.dumps(cluster.spec), str(task), str(duration), str(warmup), str(BATCH), str(LEARNING_RATE)]
+            proc = subprocess.Popen(
+                [sys.executable, "-c", WORKER, *args], env=child_env(), stdout=log, stderr=subprocess.STDOUT
+            )
+            logs.append(log.name)
+            workers.append(proc)
+        deadline = time.monotonic() + duration + 300
+        for proc in workers:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                break
+        for proc in workers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        rates = []
+        for task, name in enumerate(logs):
+            with open(name) as f:
+                out = f.read()
+            os.unlink(name)
+            line = [x for x in out.splitlines() if x.startswith("rate ")]
+            if workers[task].returncode != 0 or not line:
+                raise RuntimeError(f"worker {task} failed ({workers[task].returncode}):\n{out[-3000:]}")
+            steps, seconds = line[0].split()[1:]
+            rates.append((int(steps), float(seconds)))
+        return rates
+    finally:
+        cluster.stop()
+
+
+def torch_step() -> Callable[[], None]:
+    """One training step of the same network, batch and optimizer in plain PyTorch (this process)."""
+    import torch
+
+    from dtf_notebook.datasets import batches, load_digits_784
+
+    x_train, y_train, _, _ = load_digits_784()
+    stream = batches(x_train, y_train, BATCH, seed=0, drop_remainder=True)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 100), torch.nn.ReLU(), torch.nn.Linear(100, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step() -> None:
+        xb, yb = next(stream)
+        optimizer.zero_grad()
+        loss_fn(model(torch.from_numpy(xb)), torch.from_numpy(yb)).backward()
+        optimizer.step()
+
+    return step
+
+
+def session_step(stack: contextlib.ExitStack) -> Callable[[], None]:
+    """One training step of the same network in a ``tf.Session("")`` of this process (closed with ``stack``)."""
+    import dtf_notebook.compat.v1 as tf
+    from dtf_notebook.datasets import batches, load_digits_784
+
+    x_train, y_train, _, _ = load_digits_784()
+    stream = batches(x_train, y_train, BATCH, seed=0, drop_remainder=True)
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float32, [None, 784])
+        y = tf.placeholder(tf.int64, [None])
+        w1 = tf.get_variable("weights_1", [784, 100])
+        b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
+        w2 = tf.get_variable("weights_2", [100, 10])
+        b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
+        logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        train_op = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
+        init = tf.global_variables_initializer()
+    sess = stack.enter_context(tf.Session(graph=graph))
+    sess.run(init)
+
+    def step() -> None:
+        xb, yb = next(stream)
+        sess.run(train_op, {x: xb, y: yb})
+
+    return step
+
+
+def examples_per_second(step: Callable[[], None], duration: float, warmup: int) -> float:
+    for _ in range(warmup):
+        step()
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < duration:
+        step()
+        steps += 1
+    return steps * BATCH / (time.perf_counter() - start)
+
+
+# ---- (b) partitioned embedding and (c) sharded checkpoints ---------------------------------------------
+def embedding_and_checkpoints(rows: int, repeats: int) -> dict[str, float]:
+    """3 ps + 1 worker server processes; this process is the client. Steps/s of lookups + sparse SGD, and
+    save/restore seconds of a sharded checkpoint, next to ``shutil.copyfile`` of the same number of bytes."""
+    import dtf_notebook.compat.v1 as tf
+    from dtf_notebook.distributed.launcher import ProcessCluster
+
+    with ProcessCluster({"ps": 3, "worker": 1}) as cluster:
+        spec = tf.train.ClusterSpec(cluster.spec)
+        with tf.Graph().as_default() as graph:
+            with tf.device(tf.train.replica_device_setter(cluster=spec, worker_device="/job:worker/task:0")):
+                embedding = tf.get_variable(
+                    "embedding", [rows, EMBEDDING_DIM], partitioner=tf.fixed_size_partitioner(3)
+                )
+                ids = tf.placeholder(tf.int64, [LOOKUP_BATCH], name="ids")
+                looked_up = tf.nn.embedding_lookup(embedding, ids)
+                loss = tf.reduce_sum(tf.square(looked_up))
+                train_op = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+            saver = tf.train.Saver(sharded=True)
+            init = tf.global_variables_initializer()
+        rng = np.random.default_rng(0)
+        probe = {ids: rng.integers(0, rows, LOOKUP_BATCH)}
+        workdir = tempfile.mkdtemp(prefix="bench-training-")
+        try:
+            with tf.Session(cluster.target("worker", 0), graph=graph) as sess:
+                sess.run(init)
+                step = 1.0 / timed(lambda: sess.run(train_op, {ids: rng.integers(0, rows, LOOKUP_BATCH)}), repeats)
+                prefix = os.path.join(workdir, "model")
+                saved_rows = sess.run(looked_up, probe)
+                save = timed(lambda: saver.save(sess, prefix, write_meta_graph=False), repeats, warmup=1)
+                sess.run(train_op, probe)  # change the probed rows, so the restore has something to undo
+                restore = timed(lambda: saver.restore(sess, prefix), repeats, warmup=1)
+                if not np.array_equal(sess.run(looked_up, probe), saved_rows):
+                    raise RuntimeError("restoring the sharded checkpoint did not bring back the saved values")
+            shards = [f for f in os.listdir(workdir) if ".data-" in f]
+            nbytes = rows * EMBEDDING_DIM * 4
+            copy = copy_seconds(nbytes, workdir, repeats)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return {"steps": step, "save": save, "restore": restore, "copy": copy, "bytes": nbytes, "shards": len(shards)}
+
+
+def copy_seconds(nbytes: int, workdir: str, repeats: int) -> float:
+    """Median seconds of ``shutil.copyfile`` of an ``nbytes`` file (the baseline for save and restore)."""
+    src, dst = os.path.join(workdir, "copy-src"), os.path.join(workdir, "copy-dst")
+    with open(src, "wb") as f:
+        f.write(np.random.default_rng(0).bytes(nbytes))
+    return timed(lambda: shutil.copyfile(src, dst), repeats, warmup=1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--duration", type=float, default=10.0, help="seconds of each training throughput window")
+    p.add_argument("--warmup", type=int, default=20, help="training steps before each window")
+    p.add_argument("--repeats", type=int, default=5, help="minimum calls per median of (b) and (c)")
+    p.add_argument("--rows", type=int, default=1_000_000, help="rows of the partitioned embedding")
+    p.add_argument("--threads", type=int, default=1, help="torch threads of this process (tasks use 1 each)")
+    args = p.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    load_start = os.getloadavg()[0]
+    with contextlib.ExitStack() as stack:
+        single = {"torch": torch_step(), "session": session_step(stack)}
+        # The machine is shared and noisy: the one-process baselines get half-length windows before and after
+        # the cluster's window, and their median is reported.
+        windows: dict[str, list[float]] = {name: [] for name in single}
+        for name, step in single.items():
+            windows[name] += [examples_per_second(step, args.duration / 2, args.warmup) for _ in range(2)]
+        workers = cluster_training(args.duration, args.warmup)
+        for name, step in single.items():
+            windows[name] += [examples_per_second(step, args.duration / 2, args.warmup) for _ in range(2)]
+    plain, local = statistics.median(windows["torch"]), statistics.median(windows["session"])
+    cluster = sum(steps * BATCH / seconds for steps, seconds in workers)
+    ckpt = embedding_and_checkpoints(args.rows, args.repeats)
+    mb = ckpt["bytes"] / 1e6
+
+    print(
+        f"dtf_notebook training benchmark: {os.cpu_count()} cores, load average {load_start:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end; torch threads {args.threads} here, 1 per task\n"
+        f"784-100-10 SGD batch {BATCH}, {args.duration:g} s cluster window, one-process medians of 4 windows of "
+        f"{args.duration / 2:g} s (range); (b)/(c) medians over >= {args.repeats} calls"
+    )
+    print(f"{'measurement':60s} {'value':>10s}  {'ratio':<14s}")
+    print("-" * 86)
+    row("(a) async 2 ps + 2 workers, examples/s (total)", f"{cluster:.0f}", f"{cluster / plain:.2f}x torch")
+    for task, (steps, seconds) in enumerate(workers):
+        row(f"      worker {task} (own server and client process)", f"{steps * BATCH / seconds:.0f}")
+    spread = {name: f"({min(w):.0f}-{max(w):.0f})" for name, w in windows.items()}
+    row("    plain PyTorch, one process, examples/s", f"{plain:.0f}", spread["torch"])
+    row(
+        '    tf.Session(""), one process, examples/s', f"{local:.0f}", f"{local / plain:.2f}x torch {spread['session']}"
+    )
+    row(
+        f"(b) embedding [{args.rows}, {EMBEDDING_DIM}] on 3 ps, {LOOKUP_BATCH} ids + SGD, steps/s",
+        f"{ckpt['steps']:.1f}",
+    )
+    shards = ckpt["shards"]
+    row(
+        f"(c) sharded save ({shards} shards, {mb:.0f} MB), MB/s",
+        f"{mb / ckpt['save']:.0f}",
+        f"{ckpt['copy'] / ckpt['save']:.2f}x copy",
+    )
+    row("    sharded restore, MB/s", f"{mb / ckpt['restore']:.0f}", f"{ckpt['copy'] / ckpt['restore']:.2f}x copy")
+    row(f"    shutil.copyfile of {mb:.0f} MB, MB/s", f"{mb / ckpt['copy']:.0f}")
+
+
+def row(label: str, value: str, ratio: str = "") -> None:
+    print(f"{label:60s} {value:>10s}  {ratio}")
+
+
+if __name__ == "__main__":
+    main()

@@ -23,3 +23,27 @@ train = _importlib.import_module("dtf_notebook.train")
 summary = _importlib.import_module("dtf_notebook.summary")
 
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext dtf_notebook``: registers the ``%dtf_cluster`` magic (IPython is imported only now).
+
+    Example:
+        >>> from IPython.core.interactiveshell import InteractiveShell
+        >>> load_ipython_extension(InteractiveShell.instance())
+    """
+    from dtf_notebook.notebook.extension import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: object) -> None:
+    """``%unload_ext dtf_notebook``: removes the ``%dtf_cluster`` magic; running clusters keep running.
+
+    Example:
+        >>> from IPython.core.interactiveshell import InteractiveShell
+        >>> unload_ipython_extension(InteractiveShell.instance())
+    """
+    from dtf_notebook.notebook.extension import unload_ipython_extension as unload
+
+    unload(ipython)

@@ -21,6 +21,10 @@ _LAZY = {
     "prewarm": "dtf_notebook.notebook.local_cluster",
     "running_clusters": "dtf_notebook.notebook.local_cluster",
     "list_clusters": "dtf_notebook.notebook.cluster_files",
+    "ClusterWidget": "dtf_notebook.notebook.cluster_widget",
+    "ClusterMagics": "dtf_notebook.notebook.magics",
+    "load_ipython_extension": "dtf_notebook.notebook.extension",
+    "unload_ipython_extension": "dtf_notebook.notebook.extension",
 }
 
 __all__ = sorted(_LAZY)

@@ -11,8 +11,11 @@ task, so no partition waits forever on a tensor that will never come.
 
 Requests: ``CreateSession`` (graph, config) → session_handle; ``ExtendSession``
 (session_handle, graph); ``RunStep`` (session_handle, feeds, fetches, targets,
-timeout) + feed tensors → fetch tensors; ``CloseSession``; ``ListDevices``;
-``Reset`` (containers).
+timeout, trace) + feed tensors → fetch tensors (with ``trace``, each partition's node
+timings and the bytes sent between tasks); ``CloseSession``; ``ListDevices``;
+``Reset`` (containers). Read-only: ``GetPlacement`` (session_handle, feeds,
+fetches, targets) → the node placement and the edges between tasks of that
+step; ``GetClusterSpec`` → the cluster's job → task index → address.
 
 Example:
     >>> # Used through a Server; see dtf_notebook.distributed.server.
@@ -116,7 +119,7 @@ class MasterSession:
             self._plans[key] = (self.graph.version, plan)
         return plan
 
-    def _compile(self, feeds: list[str], fetches: list[str], targets: list[str]) -> _StepPlan:
+    def _lookup(self, feeds: list[str], fetches: list[str], targets: list[str]) -> tuple[list, list, list]:
         graph = self.graph
         try:
             feed_tensors = [graph.get_tensor_by_name(n) for n in feeds]
@@ -124,6 +127,10 @@ class MasterSession:
             target_ops = [graph.get_operation_by_name(n) for n in targets]
         except (KeyError, ValueError) as e:
             raise errors.InvalidArgumentError(None, None, str(e)) from None
+        return feed_tensors, fetch_tensors, target_ops
+
+    def _compile(self, feeds: list[str], fetches: list[str], targets: list[str]) -> _StepPlan:
+        feed_tensors, fetch_tensors, target_ops = self._lookup(feeds, fetches, targets)
         self._place()
         fed = set(feed_tensors)
         roots = [t.op for t in fetch_tensors if t not in fed] + target_ops
@@ -205,6 +212,39 @@ class MasterSession:
             nodes.append(node)
         return nodes, placement, output_types
 
+    # ---- describing a step's placement (read-only: nothing is registered) ------------------------
+    def placement(self, feeds: list[str], fetches: list[str], targets: list[str]) -> dict[str, Any]:
+        """Where a step of this signature runs each node, and the tensors it moves between tasks.
+
+        Returns ``{"nodes": [...], "transfers": [...]}``. A node row has ``name``, ``op``, ``requested`` (the
+        device as written), ``device`` (assigned; small constants already moved to their consumer's task)
+        or, when it cannot be placed, ``error``. A transfer row is one ``_Send``/``_Recv`` pair: ``src``,
+        ``output`` (-1 for a control edge), ``dst`` (the consumers), ``tensor_name``, ``send_device``,
+        ``recv_device``, ``dtype`` and ``shape``; there are none while some node cannot be placed. With no
+        fetches and no targets, every node of the graph is described.
+        """
+        with self._lock:
+            feed_tensors, fetch_tensors, target_ops = self._lookup(feeds, fetches, targets)
+            self._place()
+            fed = set(feed_tensors)
+            roots = [t.op for t in fetch_tensors if t not in fed] + target_ops
+            ops = needed_ops(roots, fed) if fetches or targets else self.graph.get_operations()
+            failed = {op.name: self._placement_errors[op.name] for op in ops if op.name in self._placement_errors}
+            transfers: list[dict[str, Any]] = []
+            if failed:
+                placement = self._placement
+            else:
+                placement = self._fold_constants(ops)
+                nodes, placement, output_types = self._node_data(ops, fed, feed_tensors, _StepPlan(), placement)
+                transfers = _transfers(partition(nodes, placement, output_types), {op.name for op in ops})
+        rows = []
+        for op in ops:
+            row = {"name": op.name, "op": op.type, "requested": op.device, "device": placement.get(op.name, "")}
+            if op.name in failed:
+                row["error"] = failed[op.name]
+            rows.append(row)
+        return {"nodes": rows, "transfers": transfers}
+
     # ---- running a step -------------------------------------------------------------------------
     def run(
         self,
@@ -214,23 +254,30 @@ class MasterSession:
         values: list[Any],
         timeout: float | None,
         direct_fetch: bool = False,
+        traces: list[dict[str, Any]] | None = None,
     ) -> list[Any]:
-        """Runs one step; with ``direct_fetch`` large fetched values stay on their task as :class:`HeldTensor`."""
+        """Runs one step; with ``direct_fetch`` large fetched values stay on their task as :class:`HeldTensor`.
+
+        With ``traces`` (a list) every partition is traced and its worker's trace (``nodes``, ``sent``) appended.
+        """
         plan = self.plan(feeds, fetches, targets)
         step_id = random.getrandbits(62)
         deadline = None if timeout is None else time.monotonic() + timeout
         requests = {
             task: self._run_graph_request(plan, task, step_id, values, timeout, direct_fetch) for task in plan.handles
         }
+        if traces is not None:
+            for header, _ in requests.values():
+                header["trace"] = True
         results: list[Any] = [None] * len(fetches)
         if len(requests) == 1:
             # One partition: call it from this thread (no fan-out, nothing to abort elsewhere).
             ((task, (header, tensors)),) = requests.items()
             reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
             self._check_incarnation(task, reply)
-            self._collect(plan, task, reply, out, results)
+            self._collect(plan, task, reply, out, results, traces)
         else:
-            self._run_partitions(plan, step_id, requests, deadline, timeout, results)
+            self._run_partitions(plan, step_id, requests, deadline, timeout, results, traces)
         for index, feed_index in plan.fed_fetches:
             results[index] = values[feed_index]
         return results
@@ -252,7 +299,16 @@ class MasterSession:
         return header, [values[i] for i, _ in task_feeds]
 
     @staticmethod
-    def _collect(plan: _StepPlan, task: str, reply: dict[str, Any], tensors: list[Any], results: list[Any]) -> None:
+    def _collect(
+        plan: _StepPlan,
+        task: str,
+        reply: dict[str, Any],
+        tensors: list[Any],
+        results: list[Any],
+        traces: list[dict[str, Any]] | None = None,
+    ) -> None:
+        if traces is not None and isinstance(reply.get("trace"), dict):
+            traces.append(reply["trace"])
         fetches = plan.fetches.get(task, [])
         for (index, _), value in zip(fetches, tensors):
             results[index] = value
@@ -267,6 +323,7 @@ class MasterSession:
         deadline: float | None,
         timeout: float | None,
         results: list[Any],
+        traces: list[dict[str, Any]] | None = None,
     ) -> None:
         """Runs every partition at once; the first failure aborts the step on every task, then is raised."""
         calls = {task: self.master.call(task, "RunGraph", *request) for task, request in requests.items()}
@@ -293,7 +350,7 @@ class MasterSession:
                         first_error = e
                         self._abort(step_id, e, calls)
                     continue
-                self._collect(plan, task, reply, tensors, results)
+                self._collect(plan, task, reply, tensors, results, traces)
         if first_error is not None:
             raise first_error
 
@@ -397,6 +454,12 @@ class MasterService:
             config = ConfigProto.from_dict(header.get("config") or {})
             _, devices, _ = self.discover(config)
             return {"devices": devices}, []
+        if method == "GetClusterSpec":
+            cluster = self.cluster
+            jobs = {
+                job: {str(i): cluster.task_address(job, i) for i in cluster.task_indices(job)} for job in cluster.jobs
+            }
+            return {"cluster": jobs}, []
         if method == "Reset":
             containers = header.get("containers")
             cleared: list[str] = []
@@ -410,6 +473,7 @@ class MasterService:
             return {}, []
         if method == "RunStep":
             timeout = header.get("timeout")
+            traces: list[dict[str, Any]] | None = [] if header.get("trace") else None
             results = session.run(
                 list(header.get("feeds") or []),
                 list(header.get("fetches") or []),
@@ -417,9 +481,19 @@ class MasterService:
                 tensors,
                 None if timeout is None else float(timeout),
                 direct_fetch=bool(header.get("direct_fetch")),
+                traces=traces,
             )
             held = [[i, r.address, r.token] for i, r in enumerate(results) if isinstance(r, HeldTensor)]
-            return {"held": held}, [_EMPTY if isinstance(r, HeldTensor) else r for r in results]
+            reply: dict[str, Any] = {"held": held}
+            if traces is not None:
+                reply["trace"] = {
+                    "nodes": [row for t in traces for row in t.get("nodes", [])],
+                    "sent": [row for t in traces for row in t.get("sent", [])],
+                }
+            return reply, [_EMPTY if isinstance(r, HeldTensor) else r for r in results]
+        if method == "GetPlacement":
+            names = [list(header.get(k) or []) for k in ("feeds", "fetches", "targets")]
+            return session.placement(*names), []
         if method == "CloseSession":
             with self._lock:
                 self._sessions.pop(session.handle, None)
@@ -435,6 +509,40 @@ class MasterService:
                 None, None, f"Session {handle!r} is not known to this master (it may have restarted)"
             )
         return session
+
+
+def _transfers(parts: dict[str, list[dict[str, Any]]], names: set[str]) -> list[dict[str, Any]]:
+    """The edges between tasks of a partitioned step, read from its ``_Recv`` nodes (see
+    :meth:`MasterSession.placement`); ``names`` are the graph's own nodes, to tell control edges apart."""
+    by_name = {n["name"]: n for part in parts.values() for n in part}
+    rows = []
+    for part in parts.values():
+        consumers: dict[str, list[str]] = {}
+        for node in part:
+            for ref in node["input"]:
+                consumers.setdefault(ref.lstrip("^").split(":")[0], []).append(node["name"])
+        for node in part:
+            if node["op"] != "_Recv":
+                continue
+            attr = node["attr"]
+            sent, _, index = attr["tensor_name"].rpartition(":")
+            src, output = sent, int(index)
+            if sent not in names:  # a control edge sends a dummy Const that runs after its source
+                src, output = by_name[sent]["input"][0].lstrip("^"), -1
+            shape = attr.get("shape")
+            rows.append(
+                {
+                    "src": src,
+                    "output": output,
+                    "dst": consumers.get(node["name"], []),
+                    "tensor_name": attr["tensor_name"],
+                    "send_device": attr["send_device"],
+                    "recv_device": attr["recv_device"],
+                    "dtype": str(attr["tensor_type"]),
+                    "shape": None if shape is None else list(shape),
+                }
+            )
+    return rows
 
 
 def _all_tasks(cluster: ClusterSpec) -> list[str]:

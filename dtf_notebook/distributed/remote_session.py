@@ -24,7 +24,7 @@ from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.server import cluster_key_of, local_server
 from dtf_notebook.distributed.transport import shared_client
 from dtf_notebook.framework.graph import Graph
-from dtf_notebook.runtime.config import ConfigProto, RunOptions
+from dtf_notebook.runtime.config import ConfigProto, NodeExecStats, RunMetadata, RunOptions
 from dtf_notebook.runtime.devices import LocalDevice
 
 
@@ -84,8 +84,15 @@ class RemoteBackend:
         options: RunOptions | None,
         run_metadata: Any,
     ) -> list[Any]:
-        """Runs one step on the cluster; returns numpy values of ``fetches``."""
+        """Runs one step on the cluster; returns numpy values of ``fetches``.
+
+        Traced (``options.trace_level`` > 0 and a ``run_metadata``), it fills ``run_metadata.step_stats`` with
+        every task's node timings (microseconds from the start of that task's partition) and adds to
+        ``run_metadata.cost_graph["node"]`` one row per tensor sent between tasks: the ``_Send`` node's
+        ``name``, its ``device``, ``recv_device``, ``tensor_name`` and ``bytes``.
+        """
         self._sync_graph()
+        tracing = options is not None and options.trace_level > 0 and run_metadata is not None
         timeout = self._timeout(options)
         header = {
             "session_handle": self._handle,
@@ -95,12 +102,28 @@ class RemoteBackend:
             "timeout": timeout,
             # Large fetched values come straight from the task holding them, not relayed by the master.
             "direct_fetch": not isinstance(self._client, _InProcess),
+            "trace": tracing,
         }
         wait = None if timeout is None else timeout + 5.0
         reply, values = self._client.call(self.address, "RunStep", header, [v for _, v in feeds], timeout=wait)
         for index, address, token in reply.get("held") or []:
             _, (values[index],) = self._client.call(address, "TakeHeld", {"token": token}, timeout=wait)
+        if tracing:
+            _record_trace(run_metadata, reply.get("trace") or {})
         return [v[()] if getattr(v, "ndim", None) == 0 else v for v in values]
+
+    def placement(self, graph: Graph, fetches: list[Any], targets: list[Any], feeds: list[Any]) -> dict[str, Any]:
+        """The master's placement of the step running ``fetches``/``targets`` with ``feeds`` fed (every node
+        when both are empty), and its edges between tasks; see ``MasterSession.placement``."""
+        self._sync_graph()
+        header = {
+            "session_handle": self._handle,
+            "feeds": [t.name for t in feeds],
+            "fetches": [t.name for t in fetches],
+            "targets": [op.name for op in targets],
+        }
+        reply, _ = self._client.call(self.address, "GetPlacement", header, timeout=60)
+        return {"nodes": reply["nodes"], "transfers": reply["transfers"]}
 
     def list_devices(self) -> list[LocalDevice]:
         """Every device of the tasks this session may use."""
@@ -140,6 +163,23 @@ class _InProcess:
         if local_server(address) is not self._server:
             raise errors.UnavailableError(None, None, f"The in-process task at {address} was stopped")
         return self._server._handle_local(method, dict(header or {}), list(tensors))
+
+
+def _record_trace(run_metadata: RunMetadata, trace: dict[str, Any]) -> None:
+    for name, op, device, start, duration in trace.get("nodes", []):
+        stats = NodeExecStats(name, op, device, start, duration)
+        run_metadata.step_stats.dev_stats.setdefault(device, []).append(stats)
+    sent = run_metadata.cost_graph.setdefault("node", [])
+    for send, send_device, recv_device, tensor_name, nbytes in trace.get("sent", []):
+        sent.append(
+            {
+                "name": send,
+                "device": send_device,
+                "recv_device": recv_device,
+                "tensor_name": tensor_name,
+                "bytes": nbytes,
+            }
+        )
 
 
 def _as_device(d: dict[str, Any]) -> LocalDevice:

@@ -33,7 +33,18 @@ from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_cli
 from dtf_notebook.distributed.worker_service import WorkerService
 from dtf_notebook.runtime.config import ConfigProto
 
-_MASTER_METHODS = frozenset({"CreateSession", "ExtendSession", "RunStep", "CloseSession", "ListDevices", "Reset"})
+_MASTER_METHODS = frozenset(
+    {
+        "CreateSession",
+        "ExtendSession",
+        "RunStep",
+        "CloseSession",
+        "ListDevices",
+        "Reset",
+        "GetPlacement",
+        "GetClusterSpec",
+    }
+)
 
 # address -> Server, for servers of this process (direct calls between them).
 _local_servers: dict[str, Server] = {}

@@ -11,11 +11,13 @@ Requests (method → header fields → reply):
 
 * ``GetStatus`` → job, task, incarnation, devices.
 * ``RegisterGraph`` (graph, session) → graph_handle; ``DeregisterGraph`` (graph_handle).
-* ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors.
+* ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors;
+  with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task.
 * ``SendTensor`` (step_id, key) + one tensor; ``AbortStep`` (step_id, error).
 * ``CleanupContainers`` (containers or None for the default one) → cleared names.
 * ``TakeHeld`` (token) → a large fetched value kept for the client when RunGraph had ``direct_fetch``.
 * ``ListVariables`` (containers) → name, container, shape, dtype, device and min/max/mean/norm of each variable.
+* ``VariableHistogram`` (container, name, bins) → a histogram of one variable's values, computed here.
 
 Example:
     >>> from dtf_notebook.runtime.config import ConfigProto
@@ -39,8 +41,9 @@ import torch
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.framework.graph_import import import_graph_def
+from dtf_notebook.placement.partition import rendezvous_key
 from dtf_notebook.runtime import values
-from dtf_notebook.runtime.config import ConfigProto
+from dtf_notebook.runtime.config import ConfigProto, RunMetadata, RunOptions
 from dtf_notebook.runtime.executor import ExecutionState, StepContext
 from dtf_notebook.runtime.local_backend import LocalBackend
 from dtf_notebook.runtime.rendezvous import RendezvousTable
@@ -113,8 +116,9 @@ class WorkerService:
     def can_inline(self, method: str, header: dict[str, Any]) -> bool:
         """True for requests short enough to run on the server's I/O thread (see ServiceSocket's ``inline``).
 
-        Bookkeeping requests always are; a ``RunGraph`` is when its partition never waits on a peer (no
-        ``_Recv``, no ``_Send``) and its recent runs took under a millisecond.
+        Bookkeeping requests always are; a ``RunGraph`` is when its partition has no kernel that can wait on
+        the step (``needs_step``: no ``_Recv``/``_Send``, no queue or accumulator wait) and its recent runs
+        took under a millisecond.
         """
         if method in _INSTANT:
             return True
@@ -129,7 +133,8 @@ class WorkerService:
         handle = f"{self.task_name}/graph/{next(self._ids)}"
         with self._lock:
             self._graphs[handle] = graph
-            if not any(op.type in ("_Recv", "_Send") for op in graph.get_operations()):
+            # Kernels that take the step context may wait on it (peers, queues): never on the I/O thread.
+            if not any(op.op_def.needs_step for op in graph.get_operations()):
                 self._timings[handle] = 1.0  # measured below; too slow until proven fast
         return {"graph_handle": handle}, []
 
@@ -165,8 +170,12 @@ class WorkerService:
         if isinstance(master, str) and self._master_alive is not None:
             rendezvous.watchdog = _Throttled(lambda: self._master_alive(master), every=2.0)
         pending_sends: list[Any] = []
+        tracing = bool(header.get("trace"))
+        sent_bytes: list[tuple[str, int]] = []  # (rendezvous key, bytes) of each tensor pushed, when tracing
 
         def send(key: str, recv_device: str, value: Any) -> None:
+            if tracing:
+                sent_bytes.append((key, _nbytes(value)))
             pending = self._peers(task_of(recv_device), step_id, key, value) if self._peers else None
             if pending is not None:
                 pending_sends.append(pending)
@@ -174,8 +183,10 @@ class WorkerService:
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         step = StepContext(step_id, deadline, {"rendezvous": rendezvous, "send": send})
         started = time.perf_counter()
+        metadata = RunMetadata() if tracing else None
+        options = RunOptions(trace_level=RunOptions.FULL_TRACE) if tracing else None
         try:
-            results = self.backend.run(graph, fetches, targets, feeds, None, None, step=step)
+            results = self.backend.run(graph, fetches, targets, feeds, options, metadata, step=step)
             if handle in self._timings:
                 # A decaying estimate, so a partition that turns slow leaves the I/O thread quickly.
                 self._timings[handle] = 0.5 * self._timings[handle] + 0.5 * (time.perf_counter() - started)
@@ -188,9 +199,12 @@ class WorkerService:
             self.rendezvous.release(step_id)
             # Tensors pushed for steps that never ran here (their master failed first) must not pile up.
             self.rendezvous.expire(older_than=_STALE_STEP_SECS)
+        reply: dict[str, Any] = {}
         if header.get("direct_fetch") and self.address:
-            return self._hold_large(step_id, results)
-        return {}, results
+            reply, results = self._hold_large(step_id, results)
+        if metadata is not None:
+            reply["trace"] = _trace_reply(graph, metadata, sent_bytes)
+        return reply, results
 
     def _hold_large(self, step_id: int, results: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """Keeps large fetched values here for the client to take directly (``TakeHeld``): they then cross
@@ -254,6 +268,26 @@ class WorkerService:
                 rows.append(describe_variable(container, name, resource))
         return {"variables": rows, "task": self.task_name}, []
 
+    def variable_histogram(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        container = header.get("container") or ""
+        name = _field(header, "name", str)
+        bins = header.get("bins", 30)
+        if not isinstance(container, str) or not isinstance(bins, int) or not 1 <= bins <= _MAX_BINS:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"VariableHistogram needs a container name and 1..{_MAX_BINS} bins, got {container!r}, {bins!r}",
+            )
+        resource = self.state.resources.lookup(container, name)
+        if not isinstance(resource, VariableResource):
+            raise errors.InvalidArgumentError(None, None, f"Resource {name!r} on {self.task_name} is not a variable")
+        value = resource.read()
+        if not isinstance(value, torch.Tensor) or not (value.dtype.is_floating_point or value.dtype in _INTEGERS):
+            raise errors.InvalidArgumentError(
+                None, None, f"Variable {name!r} on {self.task_name} holds no numbers to make a histogram of"
+            )
+        return {"name": name, "task": self.task_name, **value_histogram(value, bins)}, []
+
 
 class _Throttled:
     """Calls ``fn`` at most every ``every`` seconds."""
@@ -282,11 +316,72 @@ def describe_variable(container: str, name: str, resource: VariableResource) -> 
     if isinstance(value, torch.Tensor):
         row["shape"] = list(value.shape)
         if value.numel() and (value.dtype.is_floating_point or value.dtype in (torch.int32, torch.int64)):
-            v = value.detach().double()
-            row.update(
-                min=float(v.min()), max=float(v.max()), mean=float(v.mean()), norm=float(torch.linalg.vector_norm(v))
-            )
+            row.update(value_stats(value))
     return row
+
+
+_STATS_BLOCK = 1 << 20
+
+
+def value_stats(value: torch.Tensor) -> dict[str, float]:
+    """min, max, mean and L2 norm of a tensor, accumulated in float64 one block at a time, so a huge
+    variable is summarized without a full-size copy.
+
+    Example:
+        >>> value_stats(torch.tensor([3.0, -4.0]))
+        {'min': -4.0, 'max': 3.0, 'mean': -0.5, 'norm': 5.0}
+    """
+    flat = value.detach().reshape(-1)
+    lo, hi, total, squares = float("inf"), float("-inf"), 0.0, 0.0
+    for start in range(0, flat.numel(), _STATS_BLOCK):
+        block = flat[start : start + _STATS_BLOCK].double()
+        lo, hi = min(lo, float(block.min())), max(hi, float(block.max()))
+        total += float(block.sum())
+        squares += float(block.square().sum())
+    return {"min": lo, "max": hi, "mean": total / flat.numel(), "norm": squares**0.5}
+
+
+def value_histogram(value: torch.Tensor, bins: int) -> dict[str, Any]:
+    """Counts of a tensor's values in ``bins`` equal bins over [min, max], one block at a time (no full copy).
+
+    Example:
+        >>> value_histogram(torch.tensor([0.0, 1.0, 1.0, 4.0]), bins=2)
+        {'edges': [0.0, 2.0, 4.0], 'counts': [3, 1]}
+    """
+    flat = value.detach().reshape(-1)
+    if not flat.numel():
+        return {"edges": [], "counts": []}
+    stats = value_stats(flat)
+    lo, hi = stats["min"], stats["max"]
+    if hi <= lo:
+        hi = lo + 1.0  # all values equal: one bin holds them all
+    counts = torch.zeros(bins, dtype=torch.float64)
+    for start in range(0, flat.numel(), _STATS_BLOCK):
+        counts += torch.histc(flat[start : start + _STATS_BLOCK].double(), bins=bins, min=lo, max=hi)
+    width = (hi - lo) / bins
+    return {"edges": [lo + i * width for i in range(bins)] + [hi], "counts": [int(c) for c in counts.tolist()]}
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    return int(getattr(value, "nbytes", 0))
+
+
+def _trace_reply(graph: Any, metadata: RunMetadata, sent: list[tuple[str, int]]) -> dict[str, Any]:
+    """Plain data of a traced partition run: ``nodes`` [name, op, device, start µs, duration µs] and ``sent``
+    [_Send node, send device, recv device, tensor name, bytes] for each tensor pushed to another task."""
+    nodes = [
+        [s.node_name, s.op, s.device, s.all_start_micros, s.all_end_rel_micros]
+        for stats in metadata.step_stats.dev_stats.values()
+        for s in stats
+    ]
+    send_names = {rendezvous_key(op.attrs): op.name for op in graph.get_operations() if op.type == "_Send"}
+    rows = []
+    for key, nbytes in sent:
+        send_device, _, recv_device, tensor_name, _ = key.split(";")
+        rows.append([send_names.get(key, ""), send_device, recv_device, tensor_name, nbytes])
+    return {"nodes": nodes, "sent": rows}
 
 
 def _field(header: dict[str, Any], name: str, kind: type) -> Any:
@@ -302,6 +397,8 @@ _STALE_STEP_SECS = 600.0
 _DIRECT_FETCH_BYTES = 1 << 20  # fetched values this large go to the client directly
 _HELD_SECS = 120.0  # a held value nobody takes is dropped after this long
 _PLACEHOLDER = np.empty(0, np.uint8)
+_MAX_BINS = 1000
+_INTEGERS = (torch.int32, torch.int64)
 
 _INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph", "TakeHeld"})
 
@@ -314,5 +411,6 @@ _METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "AbortStep": WorkerService.abort_step,
     "CleanupContainers": WorkerService.cleanup_containers,
     "ListVariables": WorkerService.list_variables,
+    "VariableHistogram": WorkerService.variable_histogram,
     "TakeHeld": WorkerService.take_held,
 }

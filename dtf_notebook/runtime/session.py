@@ -28,9 +28,11 @@ from dtf_notebook import errors
 from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.placement.placer import place
 from dtf_notebook.runtime.config import ConfigProto, RunMetadata, RunOptions
+from dtf_notebook.runtime.executor import needed_ops
 from dtf_notebook.runtime.fetches import flatten_fetches
-from dtf_notebook.runtime.local_backend import LocalBackend
+from dtf_notebook.runtime.local_backend import LocalBackend, placement_nodes
 
 # scheme -> factory(target, graph, config) returning a backend with run/close/list_devices.
 _BACKENDS: dict[str, Callable[[str, Graph, ConfigProto], Any]] = {}
@@ -158,6 +160,43 @@ class BaseSession:
             '/job:localhost/replica:0/task:0/device:CPU:0'
         """
         return self._backend.list_devices()
+
+    def placement(self, fetches: Any = None, feed_list: Any = None) -> dict[str, Any]:
+        """Where each node needed for ``fetches`` runs (every node of the graph when None), without running it.
+
+        On a cluster the master answers with the placement its steps use; in this process the placer
+        decides, exactly as a run would.
+
+        Args:
+            fetches: What a step would fetch (any fetch structure ``run`` takes), or None.
+            feed_list: Tensors that step would feed (their producers are then not needed).
+
+        Returns:
+            ``{"nodes": [...], "transfers": [...]}``: per node its ``name``, ``op``, ``requested`` device (as
+            written), assigned ``device``, or ``error`` when it cannot be placed; per tensor sent between tasks
+            ``src``, ``output``, ``dst``, ``tensor_name``, ``send_device``, ``recv_device``, ``dtype``, ``shape``
+            (none in this process).
+
+        Raises:
+            RuntimeError: the session is closed.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     c = tf.constant(1.0, name="c")
+            ...     with tf.Session() as sess:
+            ...         sess.placement(c)["nodes"]
+            [{'name': 'c', 'op': 'Const', 'requested': '', 'device': '/job:localhost/replica:0/task:0/device:CPU:0'}]
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        elements = [] if fetches is None else flatten_fetches(self._graph, fetches)[0]
+        fetch_tensors = [e for e in elements if isinstance(e, Tensor)]
+        targets = [e for e in elements if isinstance(e, Operation)]
+        feeds = [self._graph.as_graph_element(t, allow_tensor=True, allow_operation=False) for t in feed_list or ()]
+        if isinstance(self._backend, LocalBackend):
+            return _local_placement(self._backend, self._graph, fetch_tensors, targets, feeds)
+        return self._backend.placement(self._graph, fetch_tensors, targets, feeds)
 
     # ---- running -----------------------------------------------------------------------------
     def run(
@@ -352,6 +391,30 @@ class InteractiveSession(BaseSession):
             except (IndexError, ValueError):
                 pass  # the graph stack was reset meanwhile
             self._session_cm = None
+
+
+def _local_placement(
+    backend: LocalBackend, graph: Graph, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor]
+) -> dict[str, Any]:
+    ops = graph.get_operations()
+    # The whole graph, as LocalBackend places it: colocation groups may reach beyond the needed nodes.
+    placed, failed = place(
+        placement_nodes(ops),
+        [d.name for d in backend.list_devices()],
+        default_job=backend.job,
+        default_task=backend.task,
+        allow_soft_placement=backend.config.allow_soft_placement,
+    )
+    if fetches or targets:
+        fed = set(feeds)
+        ops = needed_ops([t.op for t in fetches if t not in fed] + targets, fed)
+    rows = []
+    for op in ops:
+        row = {"name": op.name, "op": op.type, "requested": op.device, "device": placed.get(op.name, "")}
+        if op.name in failed:
+            row["error"] = failed[op.name]
+        rows.append(row)
+    return {"nodes": rows, "transfers": []}
 
 
 def _expand_feed(key: Any, value: Any) -> list[tuple[Any, Any]]:

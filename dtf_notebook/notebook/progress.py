@@ -1,0 +1,159 @@
+"""A training progress bar: ``ProgressBarHook`` for monitored sessions, and opting every session in.
+
+The hook draws a tqdm bar (``tqdm.auto``: a widget bar in Jupyter, a text bar in a terminal) of the
+global step, with tqdm's steps per second and the latest loss. :func:`enable_progress_bars` makes
+every later ``MonitoredTrainingSession`` add one by itself (the notebook extension calls it); scripts
+that never call it behave exactly like TF1.
+
+Example:
+    >>> import io
+    >>> import dtf_notebook.compat.v1 as tf
+    >>> out = io.StringIO()
+    >>> with tf.Graph().as_default():
+    ...     step = tf.train.get_or_create_global_step()
+    ...     loss = tf.cast(10 - step, tf.float32, name="loss")
+    ...     train_op = tf.assign_add(step, 1)
+    ...     hooks = [tf.train.StopAtStepHook(last_step=4), ProgressBarHook(total_steps=4, loss=loss, file=out)]
+    ...     with tf.train.MonitoredTrainingSession(hooks=hooks) as sess:
+    ...         while not sess.should_stop():
+    ...             _ = sess.run(train_op)
+    >>> "4/4" in out.getvalue(), "loss=7" in out.getvalue()
+    (True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dtf_notebook.framework.graph import GraphKeys, get_default_graph
+from dtf_notebook.train import default_hooks, training_util
+from dtf_notebook.train.basic_session_run_hooks import StopAtStepHook
+from dtf_notebook.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
+
+__all__ = ["ProgressBarHook", "disable_progress_bars", "enable_progress_bars"]
+
+
+class ProgressBarHook(SessionRunHook):
+    """Shows training progress as a tqdm bar: global step, steps per second, loss.
+
+    Args:
+        total_steps: The step the bar fills at (None: an open-ended counter).
+        loss: A tensor (or its name) shown beside the bar; None takes the graph's only ``LOSSES``
+            collection member when there is exactly one.
+        every_n_steps: Update the bar (and fetch the loss) every this many runs.
+        desc: Text before the bar.
+        bar_factory: Makes the bar from tqdm's keyword arguments (default: ``tqdm.auto.tqdm``).
+        **tqdm_kwargs: Passed to the bar (e.g. ``file=``, ``leave=``, ``mininterval=``).
+
+    Raises:
+        ValueError: ``every_n_steps`` is not positive.
+
+    Example:
+        >>> ProgressBarHook(total_steps=100, every_n_steps=10).total_steps
+        100
+    """
+
+    def __init__(
+        self,
+        total_steps: int | None = None,
+        loss: Any = None,
+        every_n_steps: int = 1,
+        desc: str = "training",
+        bar_factory: Callable[..., Any] | None = None,
+        **tqdm_kwargs: Any,
+    ) -> None:
+        if every_n_steps < 1:
+            raise ValueError(f"every_n_steps must be a positive number of steps, got {every_n_steps!r}")
+        self.total_steps, self.every_n_steps, self.desc = total_steps, every_n_steps, desc
+        self._loss_arg, self._factory, self._kwargs = loss, bar_factory, tqdm_kwargs
+        self._stop_hook: StopAtStepHook | None = None
+        self.bar: Any = None
+
+    def _follow(self, stop_hook: StopAtStepHook) -> None:
+        """Takes the bar's length from ``stop_hook`` once the session knows it (its last step)."""
+        self._stop_hook = stop_hook
+
+    def begin(self) -> None:
+        graph = get_default_graph()
+        self._global_step = training_util.get_global_step(graph)
+        loss = self._loss_arg
+        if loss is None:
+            losses = graph.get_collection(GraphKeys.LOSSES)
+            loss = losses[0] if len(losses) == 1 else None
+        self._loss = None if loss is None else graph.as_graph_element(loss, allow_tensor=True, allow_operation=False)
+        self._runs = 0
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        self._position = int(session.run(self._global_step)) if self._global_step is not None else 0
+        total = self.total_steps
+        if total is None and self._stop_hook is not None:
+            # StopAtStepHook resolves num_steps into its last step in its own after_create_session, which ran
+            # before this one (it comes earlier in the hook list).
+            total = self._stop_hook._last_step
+        factory = self._factory
+        if factory is None:
+            from tqdm.auto import tqdm as factory
+        self.bar = factory(total=total, initial=self._position, desc=self.desc, unit="step", **self._kwargs)
+
+    def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
+        self._runs += 1
+        if self._runs % self.every_n_steps:
+            return None
+        fetches = {}
+        if self._global_step is not None:
+            fetches["step"] = self._global_step
+        if self._loss is not None:
+            fetches["loss"] = self._loss
+        return SessionRunArgs(fetches)
+
+    def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
+        results = run_values.results
+        if results is None or self.bar is None:
+            return
+        # Fetching the variable itself (not its read snapshot) gives its value once the run is over; without a
+        # global step, every run counts as a step.
+        position = int(results["step"]) if "step" in results else self._position + self.every_n_steps
+        if "loss" in results:
+            self.bar.set_postfix(loss=f"{float(results['loss']):.4g}", refresh=False)
+        self.bar.update(max(0, position - self._position))
+        self._position = max(position, self._position)
+
+    def end(self, session: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _progress_hook_for(options: dict[str, Any]) -> Callable[[Sequence[Any]], ProgressBarHook | None]:
+    def make(hooks: Sequence[Any]) -> ProgressBarHook | None:
+        if any(isinstance(h, ProgressBarHook) for h in hooks):
+            return None  # the script already shows one
+        hook = ProgressBarHook(**options)
+        stop = next((h for h in hooks if isinstance(h, StopAtStepHook)), None)
+        if stop is not None and hook.total_steps is None:
+            hook._follow(stop)
+        return hook
+
+    return make
+
+
+_enabled: list[Callable[[Sequence[Any]], ProgressBarHook | None]] = []
+
+
+def enable_progress_bars(every_n_steps: int = 1, **tqdm_kwargs: Any) -> None:
+    """Makes every later ``MonitoredTrainingSession`` show a :class:`ProgressBarHook` (sized by its
+    StopAtStepHook, if it has one), unless it was given a progress bar already.
+
+    Example:
+        >>> enable_progress_bars(); disable_progress_bars()
+    """
+    disable_progress_bars()
+    factory = _progress_hook_for({"every_n_steps": every_n_steps, **tqdm_kwargs})
+    _enabled.append(factory)
+    default_hooks.add_default_hook_factory(factory)
+
+
+def disable_progress_bars() -> None:
+    """Undoes :func:`enable_progress_bars`."""
+    while _enabled:
+        default_hooks.remove_default_hook_factory(_enabled.pop())

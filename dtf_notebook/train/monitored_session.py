@@ -42,7 +42,7 @@ from typing import Any
 from dtf_notebook import errors
 from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.runtime.config import ConfigProto
-from dtf_notebook.train import basic_session_run_hooks, session_run_hook
+from dtf_notebook.train import basic_session_run_hooks, default_hooks, session_run_hook
 from dtf_notebook.train.checkpoint_saver_hook import CheckpointSaverHook
 from dtf_notebook.train.scaffold import Scaffold
 from dtf_notebook.train.session_creators import ChiefSessionCreator, SessionCreator, WorkerSessionCreator
@@ -305,7 +305,9 @@ def MonitoredTrainingSession(
         worker_creator = WorkerSessionCreator(
             scaffold=scaffold, master=master, config=config, max_wait_secs=max_wait_secs
         )
-        return MonitoredSession(worker_creator, hooks=list(hooks or []), stop_grace_period_secs=stop_grace_period_secs)
+        worker_hooks = list(hooks or [])
+        worker_hooks += default_hooks.default_hooks(worker_hooks)
+        return MonitoredSession(worker_creator, hooks=worker_hooks, stop_grace_period_secs=stop_grace_period_secs)
 
     all_hooks: list[session_run_hook.SessionRunHook] = list(chief_only_hooks or [])
     chief_creator = ChiefSessionCreator(
@@ -339,4 +341,6 @@ def MonitoredTrainingSession(
             )
         )
     all_hooks.extend(hooks or [])
+    # Opt-in extras (none unless registered, e.g. a notebook's progress bar): TF1 behaviour is unchanged.
+    all_hooks += default_hooks.default_hooks(all_hooks)
     return MonitoredSession(chief_creator, hooks=all_hooks, stop_grace_period_secs=stop_grace_period_secs)

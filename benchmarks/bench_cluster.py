@@ -17,6 +17,7 @@ Measured, in one run:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import socket
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import time
 
+import _common
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -70,17 +72,8 @@ def start(args: list[str], ready: str, timeout: float = 90.0) -> subprocess.Pope
         raise RuntimeError(f"{args[:4]} did not start: {f.read()[-2000:]}")
 
 
-def timed(fn, repeats: int, warmup: int = 3, min_seconds: float = 1.5) -> float:
-    """Median seconds per call after warm-up, over at least ``repeats`` calls and ``min_seconds`` of calls."""
-    for _ in range(warmup):
-        fn()
-    runs: list[float] = []
-    start = time.perf_counter()
-    while len(runs) < repeats or time.perf_counter() - start < min_seconds:
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    return statistics.median(runs)
+# Median seconds per call (see _common.timed), after 3 warm-up calls and over at least 1.5 s of calls by default.
+timed = functools.partial(_common.timed, warmup=3, min_seconds=1.5)
 
 
 # ---- raw pyzmq baselines ------------------------------------------------------------------------

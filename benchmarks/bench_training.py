@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from _common import timed
 
 BATCH = 100
 LEARNING_RATE = 0.1
@@ -90,19 +91,6 @@ def child_env() -> dict[str, str]:
     from dtf_notebook.distributed.launcher import task_env
 
     return task_env(threads=1)
-
-
-def timed(fn, repeats: int, warmup: int = 2, min_seconds: float = 1.0) -> float:
-    """Median seconds per call after warm-up, over at least ``repeats`` calls and ``min_seconds`` of calls."""
-    for _ in range(warmup):
-        fn()
-    runs: list[float] = []
-    start = time.perf_counter()
-    while len(runs) < repeats or time.perf_counter() - start < min_seconds:
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    return statistics.median(runs)
 
 
 # ---- (a) async training ----------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import sys
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import batches, load_digits_784
+from dtf_notebook.examples.common import run_cli
 
 MODULE = "dtf_notebook.examples.between_graph"
 LOG_EVERY = 50
@@ -218,13 +219,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 def cli(argv: list[str] | None = None) -> int:
     """Command-line entry point: 1 when the chief's test accuracy is below ``--min-accuracy``."""
-    argv = sys.argv[1:] if argv is None else argv
-    metrics = main(argv)
-    threshold = parse_args(argv).min_accuracy
-    if "test_accuracy" in metrics and metrics["test_accuracy"] < threshold:
-        print(f"FAILED: test accuracy {metrics['test_accuracy']:.4f} < {threshold}", file=sys.stderr)
-        return 1
-    return 0
+    return run_cli(main, parse_args, argv)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import time
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import batches, load_digits_784
+from dtf_notebook.examples.common import on_target_or_local_cluster, run_cli
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -136,23 +137,12 @@ def train(args: argparse.Namespace, target: str) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     """Sweeps on ``--target`` or on a local cluster with one worker process per learning rate."""
     args = parse_args(argv)
-    if not args.local_cluster:
-        return train(args, args.target)
-    from dtf_notebook.examples.local_cluster import serving
-
-    with serving({"worker": len(args.learning_rates)}) as cluster:
-        return train(args, cluster.target("worker", 0))
+    return on_target_or_local_cluster(train, args, {"worker": len(args.learning_rates)})
 
 
 def cli(argv: list[str] | None = None) -> int:
     """Command-line entry point: 1 when the best test accuracy is below ``--min-accuracy``."""
-    argv = sys.argv[1:] if argv is None else argv
-    metrics = main(argv)
-    threshold = parse_args(argv).min_accuracy
-    if metrics["test_accuracy"] < threshold:
-        print(f"FAILED: best test accuracy {metrics['test_accuracy']:.4f} < {threshold}", file=sys.stderr)
-        return 1
-    return 0
+    return run_cli(main, parse_args, argv, what="best test accuracy")
 
 
 if __name__ == "__main__":

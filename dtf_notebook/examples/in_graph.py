@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import batches, load_digits_784
-
-LOG_EVERY = 100
+from dtf_notebook.examples.common import on_target_or_local_cluster, run_cli, train_and_evaluate
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -163,52 +161,24 @@ def train(args: argparse.Namespace, target: str) -> dict:
     graph = tf.Graph()
     with graph.as_default():
         model = build_graph(args)
-    x, y = model["x"], model["y"]
     print(
         f"In-graph replication: {args.num_workers} towers of {args.batch_size // args.num_workers} examples, "
         f"Adam lr={args.learning_rate:g}, {args.steps} steps, session on {target}"
     )
     with tf.Session(target, graph=graph) as sess:
         sess.run(model["init_op"])
-        start = time.perf_counter()
-        for step in range(1, args.steps + 1):
-            xb, yb = next(stream)
-            _, loss = sess.run([model["train_op"], model["loss"]], {x: xb, y: yb})
-            if step % LOG_EVERY == 0:
-                print(f"step {step:>5}  loss {loss:.4f}", flush=True)
-        seconds = time.perf_counter() - start
-        test_loss, test_accuracy, global_step = sess.run(
-            [model["eval_loss"], model["accuracy"], model["global_step"]], {x: x_test, y: y_test}
-        )
-    print(f"test loss {test_loss:.4f}  test accuracy {test_accuracy:.4f}  (global step {global_step}, {seconds:.1f} s)")
-    return {
-        "test_loss": float(test_loss),
-        "test_accuracy": float(test_accuracy),
-        "global_step": int(global_step),
-        "seconds": seconds,
-    }
+        return train_and_evaluate(sess, model, stream, args.steps, (x_test, y_test))
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Trains on ``--target`` or on a local cluster of 1 ps and ``--num-workers`` worker processes."""
     args = parse_args(argv)
-    if not args.local_cluster:
-        return train(args, args.target)
-    from dtf_notebook.examples.local_cluster import serving
-
-    with serving({"ps": 1, "worker": args.num_workers}) as cluster:
-        return train(args, cluster.target("worker", 0))
+    return on_target_or_local_cluster(train, args, {"ps": 1, "worker": args.num_workers})
 
 
 def cli(argv: list[str] | None = None) -> int:
     """Command-line entry point: 1 when the test accuracy is below ``--min-accuracy``."""
-    argv = sys.argv[1:] if argv is None else argv
-    metrics = main(argv)
-    threshold = parse_args(argv).min_accuracy
-    if metrics["test_accuracy"] < threshold:
-        print(f"FAILED: test accuracy {metrics['test_accuracy']:.4f} < {threshold}", file=sys.stderr)
-        return 1
-    return 0
+    return run_cli(main, parse_args, argv)
 
 
 if __name__ == "__main__":

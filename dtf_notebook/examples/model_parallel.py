@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import batches, load_digits_784
+from dtf_notebook.examples.common import on_target_or_local_cluster, run_cli, train_and_evaluate
 
-LOG_EVERY = 100
 HIDDEN_DEVICE = "/job:worker/task:0"
 OUTPUT_DEVICE = "/job:worker/task:1"
 
@@ -103,52 +102,25 @@ def train(args: argparse.Namespace, target: str) -> dict:
     graph = tf.Graph()
     with graph.as_default():
         model = build_graph(args)
-    x, y = model["x"], model["y"]
     print(f"Model parallelism: Adam lr={args.learning_rate:g}, batch {args.batch_size}, {args.steps} steps")
     for variable in model["variables"]:
         print(f"  {variable.op.name:<10} {str(variable.shape):<10} on {variable.device}")
     with tf.Session(target, graph=graph) as sess:
         sess.run(model["init_op"])
-        start = time.perf_counter()
-        for step in range(1, args.steps + 1):
-            xb, yb = next(stream)
-            _, loss = sess.run([model["train_op"], model["loss"]], {x: xb, y: yb})
-            if step % LOG_EVERY == 0:
-                print(f"step {step:>5}  loss {loss:.4f}", flush=True)
-        seconds = time.perf_counter() - start
-        test_loss, test_accuracy, global_step = sess.run(
-            [model["loss"], model["accuracy"], model["global_step"]], {x: x_test, y: y_test}
-        )
-    print(f"test loss {test_loss:.4f}  test accuracy {test_accuracy:.4f}  (global step {global_step}, {seconds:.1f} s)")
-    return {
-        "test_loss": float(test_loss),
-        "test_accuracy": float(test_accuracy),
-        "global_step": int(global_step),
-        "seconds": seconds,
-        "devices": {v.op.name: v.device for v in model["variables"]},
-    }
+        metrics = train_and_evaluate(sess, model, stream, args.steps, (x_test, y_test))
+    metrics["devices"] = {v.op.name: v.device for v in model["variables"]}
+    return metrics
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Trains on ``--target`` or on a local cluster of two worker processes."""
     args = parse_args(argv)
-    if not args.local_cluster:
-        return train(args, args.target)
-    from dtf_notebook.examples.local_cluster import serving
-
-    with serving({"worker": 2}) as cluster:
-        return train(args, cluster.target("worker", 0))
+    return on_target_or_local_cluster(train, args, {"worker": 2})
 
 
 def cli(argv: list[str] | None = None) -> int:
     """Command-line entry point: 1 when the test accuracy is below ``--min-accuracy``."""
-    argv = sys.argv[1:] if argv is None else argv
-    metrics = main(argv)
-    threshold = parse_args(argv).min_accuracy
-    if metrics["test_accuracy"] < threshold:
-        print(f"FAILED: test accuracy {metrics['test_accuracy']:.4f} < {threshold}", file=sys.stderr)
-        return 1
-    return 0
+    return run_cli(main, parse_args, argv)
 
 
 if __name__ == "__main__":

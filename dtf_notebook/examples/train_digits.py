@@ -32,6 +32,7 @@ import time
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import batches, load_digits_784
+from dtf_notebook.examples.common import print_test_metrics, run_cli
 
 DEFAULT_LEARNING_RATES = {"sgd": 0.1, "momentum": 0.05, "adam": 1e-3}
 MOMENTUM = 0.9
@@ -144,10 +145,7 @@ def main(argv: list[str] | None = None) -> dict:
         if cluster is not None:
             cluster.stop()
     metrics.update(optimizer=args.optimizer, learning_rate=float(learning_rate), steps=args.steps)
-    print(
-        f"test loss {metrics['test_loss']:.4f}  test accuracy {metrics['test_accuracy']:.4f}  "
-        f"(global step {metrics['global_step']}, {metrics['seconds']:.1f} s)"
-    )
+    print_test_metrics(metrics)
     return metrics
 
 
@@ -181,13 +179,7 @@ def _train(args, graph, target, init_op, model, stream, test_set) -> dict:
 
 def cli(argv: list[str] | None = None) -> int:
     """Command-line entry point: run :func:`main`, return 1 if the test accuracy is below ``--min-accuracy``."""
-    argv = sys.argv[1:] if argv is None else argv
-    metrics = main(argv)
-    threshold = parse_args(argv).min_accuracy
-    if metrics["test_accuracy"] < threshold:
-        print(f"FAILED: test accuracy {metrics['test_accuracy']:.4f} < {threshold}", file=sys.stderr)
-        return 1
-    return 0
+    return run_cli(main, parse_args, argv)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,41 @@ class SessionCreator(abc.ABC):
         """A new session, ready to run the model."""
 
 
-class ChiefSessionCreator(SessionCreator):
+class _ScaffoldSessionCreator(SessionCreator):
+    """What both creators hold: a scaffold, a target, a config, and the session manager made from them.
+
+    The session manager is made on first use, once the scaffold has been finalized and its ops exist.
+    """
+
+    def __init__(
+        self,
+        scaffold: Scaffold | None,
+        master: str,
+        config: ConfigProto | None,
+        max_wait_secs: float,
+        recovery_wait_secs: float,
+    ) -> None:
+        self._scaffold = scaffold or Scaffold()
+        self._master = master
+        self._config = config
+        self.max_wait_secs = max_wait_secs
+        self.recovery_wait_secs = recovery_wait_secs
+        self._session_manager: SessionManager | None = None
+
+    def _get_session_manager(self) -> SessionManager:
+        if self._session_manager is None:
+            self._session_manager = SessionManager(
+                local_init_op=self._scaffold.local_init_op,
+                local_init_feed_dict=self._scaffold.local_init_feed_dict,
+                ready_op=self._scaffold.ready_op,
+                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
+                graph=get_default_graph(),
+                recovery_wait_secs=self.recovery_wait_secs,
+            )
+        return self._session_manager
+
+
+class ChiefSessionCreator(_ScaffoldSessionCreator):
     """Creates the chief's session: restores the latest checkpoint, or initialises the model.
 
     Args:
@@ -89,19 +123,9 @@ class ChiefSessionCreator(SessionCreator):
         max_wait_secs: float = 7200,
         recovery_wait_secs: float = 1,
     ) -> None:
-        self._scaffold = scaffold or Scaffold()
-        self._master = master
-        self._config = config
+        super().__init__(scaffold, master, config, max_wait_secs, recovery_wait_secs)
         self._checkpoint_dir = checkpoint_dir
         self._checkpoint_filename_with_path = checkpoint_filename_with_path
-        self.max_wait_secs = max_wait_secs
-        self.recovery_wait_secs = recovery_wait_secs
-        self._session_manager: SessionManager | None = None
-
-    def _get_session_manager(self) -> SessionManager:
-        if self._session_manager is None:
-            self._session_manager = _session_manager_for(self._scaffold, self.recovery_wait_secs)
-        return self._session_manager
 
     def create_session(self) -> Any:
         """A session whose model is restored from ``checkpoint_dir`` or initialised."""
@@ -118,7 +142,7 @@ class ChiefSessionCreator(SessionCreator):
         )
 
 
-class WorkerSessionCreator(SessionCreator):
+class WorkerSessionCreator(_ScaffoldSessionCreator):
     """Creates a non-chief worker's session: waits until the chief has made the model ready.
 
     Args:
@@ -148,17 +172,7 @@ class WorkerSessionCreator(SessionCreator):
         max_wait_secs: float = 30 * 60,
         recovery_wait_secs: float = 1,
     ) -> None:
-        self._scaffold = scaffold or Scaffold()
-        self._master = master
-        self._config = config
-        self.max_wait_secs = max_wait_secs
-        self.recovery_wait_secs = recovery_wait_secs
-        self._session_manager: SessionManager | None = None
-
-    def _get_session_manager(self) -> SessionManager:
-        if self._session_manager is None:
-            self._session_manager = _session_manager_for(self._scaffold, self.recovery_wait_secs)
-        return self._session_manager
+        super().__init__(scaffold, master, config, max_wait_secs, recovery_wait_secs)
 
     def create_session(self) -> Any:
         """A session on a model the chief has made ready (waits up to ``max_wait_secs``)."""
@@ -166,14 +180,3 @@ class WorkerSessionCreator(SessionCreator):
         return self._get_session_manager().wait_for_session(
             self._master, config=self._config, max_wait_secs=self.max_wait_secs
         )
-
-
-def _session_manager_for(scaffold: Scaffold, recovery_wait_secs: float) -> SessionManager:
-    return SessionManager(
-        local_init_op=scaffold.local_init_op,
-        local_init_feed_dict=scaffold.local_init_feed_dict,
-        ready_op=scaffold.ready_op,
-        ready_for_local_init_op=scaffold.ready_for_local_init_op,
-        graph=get_default_graph(),
-        recovery_wait_secs=recovery_wait_secs,
-    )

@@ -20,12 +20,6 @@ def cluster():
         yield c
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 def test_seed_000_pinning_across_tasks(cluster):
     with tf.device("/job:ps/task:0/cpu:0"):
         a = tf.constant(1.0)

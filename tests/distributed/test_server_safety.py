@@ -18,12 +18,6 @@ from tests.distributed.cluster_util import free_port
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 def _raw_dealer(address: str) -> zmq.Socket:
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)

@@ -23,12 +23,6 @@ def cluster():
         yield c
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 def _ps_pids(cluster) -> set[int]:
     return {cluster.tasks[("ps", k)].pid for k in range(3)}
 

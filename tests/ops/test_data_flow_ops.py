@@ -19,12 +19,6 @@ from dtf_notebook.runtime.rendezvous import Rendezvous
 SHORT = tf.ConfigProto(operation_timeout_in_ms=300)
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 def run_later(fn, delay=0.15):
     """Runs ``fn`` in a thread after ``delay`` seconds; join the returned thread."""
     thread = threading.Thread(target=lambda: (time.sleep(delay), fn()), daemon=True)

@@ -11,13 +11,6 @@ import dtf_notebook.compat.v1 as tf
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops.partitioned_variables import PartitionedVariable
 
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 # (partitioner factory name, its arguments, variable shape, dtype)
 CASES = [
     ("fixed_size_partitioner", {"num_shards": 3}, [10, 4], "float32"),

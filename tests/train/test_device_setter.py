@@ -11,12 +11,6 @@ import dtf_notebook.compat.v1 as tf
 from dtf_notebook.train.device_setter import STANDARD_PS_OPS
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 # ---- the seeds' snippets --------------------------------------------------------------------------
 def test_seed_000_round_robin_and_inner_device_blocks():
     with tf.device(tf.train.replica_device_setter(ps_tasks=2)):

@@ -11,12 +11,6 @@ import pytest
 import dtf_notebook.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 def _counter_model():
     step = tf.train.get_or_create_global_step()
     return step, tf.assign_add(step, 1)

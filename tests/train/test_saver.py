@@ -14,12 +14,6 @@ from dtf_notebook.runtime import checkpoint_files
 from dtf_notebook.train.saveable_object import SaveableObject, SaveSpec
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 def _memory_dir() -> str:
     return f"memory://test_saver/{uuid.uuid4().hex}"
 

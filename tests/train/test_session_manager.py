@@ -11,12 +11,6 @@ import dtf_notebook.compat.v1 as tf
 from tests.distributed.cluster_util import free_port
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 def test_prepare_session_initialises_and_checks_readiness():
     v = tf.Variable(3.0, name="v")
     w = tf.Variable(4.0, name="w")

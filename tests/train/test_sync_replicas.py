@@ -12,12 +12,6 @@ import dtf_notebook.compat.v1 as tf
 CONFIG = tf.ConfigProto(operation_timeout_in_ms=20000)  # a bug fails the test instead of hanging it
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
 def build_replicas(slopes, replicas_to_aggregate, total_num_replicas=None, learning_rate=0.1):
     """One shared ``w`` and global step; replica i minimises ``slopes[i] * sum(w)`` with its own optimizer."""
     w = tf.Variable([1.0, 2.0], name="w")

@@ -26,14 +26,22 @@ from typing import Any
 
 import torch
 
-from dtf_notebook.framework import dtypes, op_registry
+from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar, unknown_shape
-from dtf_notebook.ops.data_flow.common import HANDLE_SPEC, expect_resource, handle_attr, handle_kernel, using_handle
+from dtf_notebook.ops.data_flow.common import (
+    HANDLE_SPEC,
+    expect_resource,
+    handle_attr,
+    handle_kernel,
+    register_handle_op,
+    register_handle_user,
+    using_handle,
+)
 from dtf_notebook.ops.math.cast import cast
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.runtime.accumulators import (
@@ -94,35 +102,11 @@ def _maker(kind: type):
     return handle_kernel(make, verify)
 
 
-for _type, _kind in (
-    ("ConditionalAccumulator", ConditionalAccumulatorResource),
-    ("SparseConditionalAccumulator", SparseConditionalAccumulatorResource),
-):
-    op_registry.register_op(
-        _type,
-        infer=_accumulator_infer,
-        kernel=_maker(_kind),
-        grad=op_registry.NOT_DIFFERENTIABLE,
-        ref_outputs=(0,),
-        stateful=True,
-        cpu_only=True,
-    )
+register_handle_op("ConditionalAccumulator", _accumulator_infer, _maker(ConditionalAccumulatorResource))
+register_handle_op("SparseConditionalAccumulator", _accumulator_infer, _maker(SparseConditionalAccumulatorResource))
 
 
 # ---- ops using the handle --------------------------------------------------------------------------
-def _register_user(op_type: str, infer: Any, run: Any, needs_step: bool = False) -> None:
-    op_registry.register_op(
-        op_type,
-        infer=infer,
-        kernel=lambda op, ctx: run(op),
-        grad=op_registry.NOT_DIFFERENTIABLE,
-        ref_inputs=(0,),
-        stateful=True,
-        cpu_only=True,
-        needs_step=needs_step,
-    )
-
-
 def _apply_run(op: Operation):
     def run(acc: Any, local_step: Any, grad: Any) -> None:
         expect_resource(acc, ConditionalAccumulatorResource, op).apply_grad(int(local_step), grad)
@@ -190,14 +174,14 @@ def _sparse_take_infer(op: Operation) -> list:
     return [(dtypes.int64, TensorShape([None])), (op.get_attr("dtype"), rows), (dtypes.int64, TensorShape([rank]))]
 
 
-_register_user("AccumulatorApplyGradient", _apply_infer(2), _apply_run)
-_register_user(
+register_handle_user("AccumulatorApplyGradient", _apply_infer(2), _apply_run)
+register_handle_user(
     "AccumulatorTakeGradient", lambda op: [(op.get_attr("dtype"), _accumulator_shape(op))], _take_run, needs_step=True
 )
-_register_user("SparseAccumulatorApplyGradient", _apply_infer(3), _sparse_apply_run)
-_register_user("SparseAccumulatorTakeGradient", _sparse_take_infer, _sparse_take_run, needs_step=True)
-_register_user("AccumulatorNumAccumulated", lambda op: [(dtypes.int32, scalar())], _num_accumulated_run)
-_register_user("AccumulatorSetGlobalStep", lambda op: [], _set_global_step_run)
+register_handle_user("SparseAccumulatorApplyGradient", _apply_infer(3), _sparse_apply_run)
+register_handle_user("SparseAccumulatorTakeGradient", _sparse_take_infer, _sparse_take_run, needs_step=True)
+register_handle_user("AccumulatorNumAccumulated", lambda op: [(dtypes.int32, scalar())], _num_accumulated_run)
+register_handle_user("AccumulatorSetGlobalStep", lambda op: [], _set_global_step_run)
 
 
 # ---- Python API ------------------------------------------------------------------------------------

@@ -22,12 +22,20 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from dtf_notebook import errors
-from dtf_notebook.framework import dtypes
+from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.graph import Graph
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 
-__all__ = ["HANDLE_SPEC", "handle_kernel", "expect_resource", "using_handle", "handle_attr"]
+__all__ = [
+    "HANDLE_SPEC",
+    "handle_kernel",
+    "expect_resource",
+    "using_handle",
+    "handle_attr",
+    "register_handle_op",
+    "register_handle_user",
+]
 
 #: Output spec of every handle op: a string reference of shape [2] (container, name).
 HANDLE_SPEC = (dtypes.string, TensorShape([2]))
@@ -64,6 +72,61 @@ def handle_kernel(
         return run
 
     return factory
+
+
+def register_handle_op(op_type: str, infer: Callable[[Any], list], kernel: Callable[[Any, Any], Any]) -> None:
+    """Registers a handle op: stateful, CPU only, not differentiable, its output 0 a reference.
+
+    Args:
+        op_type: The op type, e.g. ``"FIFOQueueV2"``.
+        infer: Checks the op's attrs and returns ``[HANDLE_SPEC]``.
+        kernel: The kernel factory, made by :func:`handle_kernel`.
+
+    Example:
+        >>> from dtf_notebook.ops.data_flow_ops import FIFOQueue   # registers the queue ops
+        >>> definition = op_registry.get("FIFOQueueV2")
+        >>> sorted(definition.ref_outputs), definition.stateful, definition.cpu_only
+        ([0], True, True)
+    """
+    op_registry.register_op(
+        op_type,
+        infer=infer,
+        kernel=kernel,
+        grad=op_registry.NOT_DIFFERENTIABLE,
+        ref_outputs=(0,),
+        stateful=True,
+        cpu_only=True,
+    )
+
+
+def register_handle_user(
+    op_type: str, infer: Callable[[Any], list], run: Callable[[Any], Callable[..., Any]], needs_step: bool = False
+) -> None:
+    """Registers an op using a handle: its input 0 is the handle, taken by reference; stateful, CPU only.
+
+    Args:
+        op_type: The op type, e.g. ``"QueueSizeV2"``.
+        infer: ``infer(op)``: the outputs' ``(dtype, shape)`` list.
+        run: ``run(op)`` gives the function run at every step; its arguments are the step context (with
+            ``needs_step``), then the resource, then the other inputs' values.
+        needs_step: The op may block (it needs the step's deadline and cancellation).
+
+    Example:
+        >>> from dtf_notebook.ops.data_flow_ops import FIFOQueue   # registers the queue ops
+        >>> definition = op_registry.get("QueueDequeueV2")
+        >>> sorted(definition.ref_inputs), definition.needs_step, op_registry.get("QueueSizeV2").needs_step
+        ([0], True, False)
+    """
+    op_registry.register_op(
+        op_type,
+        infer=infer,
+        kernel=lambda op, ctx: run(op),
+        grad=op_registry.NOT_DIFFERENTIABLE,
+        ref_inputs=(0,),
+        stateful=True,
+        cpu_only=True,
+        needs_step=needs_step,
+    )
 
 
 def expect_resource(resource: Any, kind: type, op: Any) -> Any:

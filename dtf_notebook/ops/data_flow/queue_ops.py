@@ -25,13 +25,21 @@ from typing import Any
 
 import torch
 
-from dtf_notebook.framework import dtypes, op_registry
+from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar, unknown_shape
-from dtf_notebook.ops.data_flow.common import HANDLE_SPEC, expect_resource, handle_attr, handle_kernel, using_handle
+from dtf_notebook.ops.data_flow.common import (
+    HANDLE_SPEC,
+    expect_resource,
+    handle_attr,
+    handle_kernel,
+    register_handle_op,
+    register_handle_user,
+    using_handle,
+)
 from dtf_notebook.ops.op_helpers import constant_value, make_op
 from dtf_notebook.runtime.queues import FIFOQueueResource
 
@@ -67,15 +75,7 @@ def _verify_queue(op: Operation, resource: Any) -> None:
     )
 
 
-op_registry.register_op(
-    "FIFOQueueV2",
-    infer=_queue_infer,
-    kernel=handle_kernel(_make_queue, _verify_queue),
-    grad=op_registry.NOT_DIFFERENTIABLE,
-    ref_outputs=(0,),
-    stateful=True,
-    cpu_only=True,
-)
+register_handle_op("FIFOQueueV2", _queue_infer, handle_kernel(_make_queue, _verify_queue))
 
 
 # ---- ops using the handle --------------------------------------------------------------------------
@@ -112,19 +112,6 @@ def _dequeue_infer(op: Operation, batch: Any = "none") -> list:
 def _batch_size(op: Operation) -> int | None:
     value = constant_value(op.inputs[1])
     return None if value is None else int(value)
-
-
-def _queue_user(op_type: str, infer: Any, run: Any, needs_step: bool) -> None:
-    op_registry.register_op(
-        op_type,
-        infer=infer,
-        kernel=lambda op, ctx: run(op),
-        grad=op_registry.NOT_DIFFERENTIABLE,
-        ref_inputs=(0,),
-        stateful=True,
-        cpu_only=True,
-        needs_step=needs_step,
-    )
 
 
 def _enqueue_run(op: Operation):
@@ -173,16 +160,18 @@ def _is_closed_run(op: Operation):
     return lambda queue: torch.tensor(expect_resource(queue, FIFOQueueResource, op).is_closed)
 
 
-_queue_user("QueueEnqueueV2", _enqueue_infer, _enqueue_run, needs_step=True)
-_queue_user("QueueEnqueueManyV2", _enqueue_infer, _enqueue_many_run, needs_step=True)
-_queue_user("QueueDequeueV2", _dequeue_infer, _dequeue_run, needs_step=True)
-_queue_user(
+register_handle_user("QueueEnqueueV2", _enqueue_infer, _enqueue_run, needs_step=True)
+register_handle_user("QueueEnqueueManyV2", _enqueue_infer, _enqueue_many_run, needs_step=True)
+register_handle_user("QueueDequeueV2", _dequeue_infer, _dequeue_run, needs_step=True)
+register_handle_user(
     "QueueDequeueManyV2", lambda op: _dequeue_infer(op, _batch_size(op)), _dequeue_many_run(False), needs_step=True
 )
-_queue_user("QueueDequeueUpToV2", lambda op: _dequeue_infer(op, None), _dequeue_many_run(True), needs_step=True)
-_queue_user("QueueCloseV2", lambda op: [], _close_run, needs_step=False)
-_queue_user("QueueSizeV2", lambda op: [(dtypes.int32, scalar())], _size_run, needs_step=False)
-_queue_user("QueueIsClosedV2", lambda op: [(dtypes.bool, scalar())], _is_closed_run, needs_step=False)
+register_handle_user(
+    "QueueDequeueUpToV2", lambda op: _dequeue_infer(op, None), _dequeue_many_run(True), needs_step=True
+)
+register_handle_user("QueueCloseV2", lambda op: [], _close_run, needs_step=False)
+register_handle_user("QueueSizeV2", lambda op: [(dtypes.int32, scalar())], _size_run, needs_step=False)
+register_handle_user("QueueIsClosedV2", lambda op: [(dtypes.bool, scalar())], _is_closed_run, needs_step=False)
 
 
 # ---- Python API ------------------------------------------------------------------------------------

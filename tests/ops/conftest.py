@@ -1,0 +1,14 @@
+"""Fixtures of the op tests."""
+
+from __future__ import annotations
+
+import pytest
+
+import dtf_notebook.compat.v1 as tf
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    """Every test builds in a graph of its own (its default graph), passed to the tests that ask for it."""
+    with tf.Graph().as_default() as g:
+        yield g

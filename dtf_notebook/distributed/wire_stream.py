@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from dtf_notebook.distributed import wire
-from dtf_notebook.distributed.buffer_pool import RECEIVE_POOL
 from dtf_notebook.distributed.tensor_codec import byte_view, chunk_sizes
+from dtf_notebook.runtime.buffer_pool import RECEIVE_POOL
 
 STREAM_BYTES = 4 << 20
 """Messages whose tensors hold at least this many bytes travel as streams (smaller ones gain nothing)."""

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from dtf_notebook.framework import dtypes
+from dtf_notebook.runtime.buffer_pool import copy_to_pool
 
 _TORCH = {
     dtypes.float16: torch.float16,
@@ -98,11 +99,16 @@ def to_numpy(value: Any) -> Any:
         else:
             arr = t.cpu().numpy()
             if t.device.type == "cpu":
-                arr = arr.copy()  # never hand out a view of a variable's live buffer
+                arr = _copy(arr)  # never hand out a view of a variable's live buffer
         return arr[()] if arr.ndim == 0 else arr
     if isinstance(value, np.ndarray):
-        return value[()] if value.ndim == 0 else value.copy()
+        return value[()] if value.ndim == 0 else _copy(value)
     return value
+
+
+def _copy(array: np.ndarray) -> np.ndarray:
+    # Large copies go to recycled buffers: a fresh multi-MiB block would fault in page by page.
+    return copy_to_pool(array) if array.dtype != object else array.copy()
 
 
 def feed_value(value: Any, dtype: dtypes.DType, device: torch.device) -> Any:

@@ -78,6 +78,19 @@ class BufferPool:
 
 
 RECEIVE_POOL = BufferPool()
-"""The process's pool for streamed tensors (see :mod:`.wire_stream`)."""
+"""The process's pool for large tensors received over the wire and large values copied out of a session."""
 
-__all__ = ["RECEIVE_POOL", "BufferPool"]
+
+def copy_to_pool(array: np.ndarray, pool: BufferPool = RECEIVE_POOL) -> np.ndarray:
+    """A copy of ``array`` (C-contiguous), in a pooled buffer when it is large.
+
+    Example:
+        >>> copy_to_pool(np.arange(3.0)).tolist()
+        [0.0, 1.0, 2.0]
+    """
+    out = pool.take(array.nbytes).view(array.dtype).reshape(array.shape)
+    np.copyto(out, array)
+    return out
+
+
+__all__ = ["RECEIVE_POOL", "BufferPool", "copy_to_pool"]

@@ -264,3 +264,27 @@ def test_ops_taking_a_variable_by_reference_are_built_on_the_variables_device():
     assert {inc.device, ready.device, inc2.device} == {"/job:ps/task:0"}
     assert inc.op.colocation_groups() == inc2.op.colocation_groups() == ["loc:@v"]
     assert total.device == "/job:worker"  # reading by value is an ordinary op
+
+
+def test_an_optimizer_groups_ps_updates_on_the_ps_as_tf_does():
+    # tf.group follows its inputs' devices, so the update group and the global step increment stay on the ps:
+    # no control message goes back to the worker and forth again each step.
+    with tf.Graph().as_default() as graph:
+        with tf.device(tf.train.replica_device_setter(ps_tasks=1)):
+            w = tf.Variable(tf.zeros([3]), name="w")
+            b = tf.Variable(tf.zeros([3]), name="b")
+            gs = tf.train.get_or_create_global_step()
+            tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(w * b), global_step=gs)
+        update = graph.get_operation_by_name("GradientDescent/update")
+        step = graph.get_operation_by_name("GradientDescent")
+    assert update.device == step.device == "/job:ps/task:0"
+    assert update in step.control_inputs
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            a = tf.no_op(name="a")
+        with tf.device("/job:ps/task:1"):
+            c = tf.no_op(name="c")
+        with tf.device("/job:worker"):
+            both = tf.group(a, c, name="both")
+    assert both.device == "/job:worker"
+    assert sorted(op.device for op in both.control_inputs) == ["/job:ps/task:0", "/job:ps/task:1"]

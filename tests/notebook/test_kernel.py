@@ -40,6 +40,27 @@ with tf.Graph().as_default():
 """
 
 
+# In kernel 2 (connected to the cluster): the placement widget of seed 002's step after a run, and a
+# VariableWatcher's rows; both printed as JSON.
+PLACEMENT_AND_WATCHER = """
+import json
+import dtf_notebook.compat.v1 as tf
+from dtf_notebook.notebook import show_placement, VariableWatcher
+with tf.Graph().as_default():
+    with tf.device("/job:ps/task:0"):
+        x = tf.Variable(0.0, name="x")
+    with tf.device("/job:worker/task:1"):
+        increment_x = tf.assign(x, x + 1)
+    with tf.Session(cluster.target("worker", 1)) as sess:
+        view = show_placement(increment_x, session=sess, collapse=False)
+print(type(view).__name__)
+print(json.dumps([{k: n[k] for k in ("name", "kind", "device", "colour")} for n in view.nodes]))
+with VariableWatcher(cluster, start=False) as watcher:
+    rows = watcher.poll()
+print(json.dumps([{k: r[k] for k in ("name", "task", "min", "max")} for r in rows]))
+"""
+
+
 @pytest.fixture(scope="module")
 def runtime_dir(tmp_path_factory):
     with pytest.MonkeyPatch.context() as m:
@@ -169,6 +190,19 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     ps = rows[0]
     assert ps["variables"] == 1 and ps["variable_bytes"] == 4  # x: one float32
     assert all(r["memory_bytes"] > 0 and r["devices"] for r in rows)
+
+    # Placement graph and live variables, read back from kernel 2's widget models.
+    out, _ = run(
+        k2,
+        PLACEMENT_AND_WATCHER,
+        timeout=90,
+    )
+    nodes, variables = (json.loads(line) for line in out.strip().splitlines()[-2:])
+    by_name = {n["name"]: n for n in nodes}
+    assert by_name["x"]["kind"] == "variable" and by_name["x"]["device"].startswith("/job:ps/replica:0/task:0")
+    assert by_name["add"]["device"].startswith("/job:worker/replica:0/task:1")
+    assert by_name["x"]["colour"] != by_name["add"]["colour"]  # one colour per device
+    assert [(v["name"], v["task"], v["min"], v["max"]) for v in variables] == [("x", "/job:ps/replica:0/task:0", 2.0, 2.0)]
 
     # Following a log ends cleanly at a kernel interrupt, which does not reach the tasks.
     out = interrupted(k1, kms[0], "%dtf_cluster logs ps:0 --follow", "ready ps 0")

@@ -9,9 +9,9 @@ import zmq
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
-from dtf_notebook.runtime.buffer_pool import BufferPool
 from dtf_notebook.distributed.transport import Client, ServiceSocket
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
+from dtf_notebook.runtime.buffer_pool import BufferPool
 
 
 def encoded(tensors, chunk_bytes=16, **header):

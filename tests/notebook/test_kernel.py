@@ -202,7 +202,8 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     assert by_name["x"]["kind"] == "variable" and by_name["x"]["device"].startswith("/job:ps/replica:0/task:0")
     assert by_name["add"]["device"].startswith("/job:worker/replica:0/task:1")
     assert by_name["x"]["colour"] != by_name["add"]["colour"]  # one colour per device
-    assert [(v["name"], v["task"], v["min"], v["max"]) for v in variables] == [("x", "/job:ps/replica:0/task:0", 2.0, 2.0)]
+    rows = [(v["name"], v["task"], v["min"], v["max"]) for v in variables]
+    assert rows == [("x", "/job:ps/replica:0/task:0", 2.0, 2.0)]
 
     # Following a log ends cleanly at a kernel interrupt, which does not reach the tasks.
     out = interrupted(k1, kms[0], "%dtf_cluster logs ps:0 --follow", "ready ps 0")

@@ -2,14 +2,8 @@
 
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.server import Server
-from dtf_notebook.train.optimizers import *  # noqa: F403
-from dtf_notebook.train.training_util import *  # noqa: F403
-from dtf_notebook.train.session_run_hook import *  # noqa: F403
-from dtf_notebook.train.coordinator import *  # noqa: F403
-from dtf_notebook.train.session_manager import *  # noqa: F403
-from dtf_notebook.train.checkpoint_saver_hook import *  # noqa: F403
-from dtf_notebook.train.monitored_session import *  # noqa: F403
-from dtf_notebook.train.device_setter import replica_device_setter
+from dtf_notebook.summary.summary_iterator import summary_iterator
+from dtf_notebook.train.basic_session_run_hooks import *  # noqa: F403
 from dtf_notebook.train.checkpoint_management import (
     checkpoint_exists,
     generate_checkpoint_state_proto,
@@ -19,9 +13,15 @@ from dtf_notebook.train.checkpoint_management import (
     remove_checkpoint,
     update_checkpoint_state,
 )
+from dtf_notebook.train.checkpoint_saver_hook import *  # noqa: F403
 from dtf_notebook.train.checkpoint_utils import NewCheckpointReader, list_variables, load_checkpoint, load_variable
-from dtf_notebook.train.saver import Saver, SaverDef
-from dtf_notebook.train.basic_session_run_hooks import *  # noqa: F403
-from dtf_notebook.summary.summary_iterator import summary_iterator
+from dtf_notebook.train.coordinator import *  # noqa: F403
+from dtf_notebook.train.device_setter import replica_device_setter
+from dtf_notebook.train.monitored_session import *  # noqa: F403
+from dtf_notebook.train.optimizers import *  # noqa: F403
 from dtf_notebook.train.queue_runner import *  # noqa: F403
+from dtf_notebook.train.saver import Saver, SaverDef
+from dtf_notebook.train.session_manager import *  # noqa: F403
+from dtf_notebook.train.session_run_hook import *  # noqa: F403
 from dtf_notebook.train.sync_replicas_optimizer import SyncReplicasOptimizer
+from dtf_notebook.train.training_util import *  # noqa: F403

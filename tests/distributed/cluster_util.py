@@ -7,7 +7,22 @@ import sys
 
 from dtf_notebook.distributed.launcher import ProcessCluster, free_port, task_env
 
-__all__ = ["ProcessCluster", "free_port", "run_client", "task_env"]
+__all__ = ["SIMPLE_CLIENT", "ProcessCluster", "free_port", "run_client", "task_env"]
+
+# Seed 002's simple_client.py: ``python -c SIMPLE_CLIENT TARGET [init]`` increments the shared x and prints it.
+SIMPLE_CLIENT = """
+import sys
+import dtf_notebook.compat.v1 as tf
+
+x = tf.Variable(0.0, name="x")
+increment_x = tf.assign(x, x + 1)
+
+with tf.Session(sys.argv[1]) as sess:
+    if sys.argv[2:] == ["init"]:
+        sess.run(x.initializer)
+    sess.run(increment_x)
+    print(x.eval())
+"""
 
 
 def run_client(script: str, *args: str, timeout: float = 120) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
-from tests.distributed.cluster_util import ProcessCluster, run_client
+from tests.distributed.cluster_util import SIMPLE_CLIENT, ProcessCluster, run_client
 
 pytestmark = pytest.mark.cluster
 
@@ -44,21 +44,6 @@ def test_grpc_alias_and_feeds_and_fetch_structures(cluster):
         out = sess.run({"y": y, "both": [y, x]}, {x: [[1.0, 1.0], [2.0, 0.0]]})
     np.testing.assert_allclose(out["y"], [[3.0], [2.0]])
     np.testing.assert_allclose(out["both"][1], [[1.0, 1.0], [2.0, 0.0]])
-
-
-SIMPLE_CLIENT = """
-import sys
-import dtf_notebook.compat.v1 as tf
-
-x = tf.Variable(0.0, name="x")
-increment_x = tf.assign(x, x + 1)
-
-with tf.Session(sys.argv[1]) as sess:
-    if sys.argv[2:] == ["init"]:
-        sess.run(x.initializer)
-    sess.run(increment_x)
-    print(x.eval())
-"""
 
 
 def test_seed_002_shared_variable_across_clients_and_reset(cluster):

@@ -61,14 +61,6 @@ print(json.dumps([{k: r[k] for k in ("name", "task", "min", "max")} for r in row
 """
 
 
-@pytest.fixture(scope="module")
-def runtime_dir(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as m:
-        path = tmp_path_factory.mktemp("runtime")
-        m.setenv("JUPYTER_RUNTIME_DIR", str(path))
-        yield path
-
-
 def _kernel_spec_manager(tmp_path_factory) -> KernelSpecManager:
     """A kernel spec of this interpreter in a directory of its own: no installed kernel spec is needed."""
     kernels = tmp_path_factory.mktemp("kernels")

@@ -18,17 +18,9 @@ from dtf_notebook.notebook import cluster_files, local_cluster
 from dtf_notebook.notebook.local_cluster import ClusterStartError, LocalCluster
 from dtf_notebook.notebook.pids import pid_running
 from dtf_notebook.notebook.template_client import TemplateError, shared_template
-from tests.distributed.cluster_util import run_client, task_env
+from tests.distributed.cluster_util import SIMPLE_CLIENT, run_client, task_env
 
 pytestmark = pytest.mark.cluster
-
-
-@pytest.fixture(scope="module")
-def runtime_dir(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as m:
-        path = tmp_path_factory.mktemp("runtime")
-        m.setenv("JUPYTER_RUNTIME_DIR", str(path))
-        yield path
 
 
 @pytest.fixture(scope="module")
@@ -88,21 +80,6 @@ def test_sessions_run_across_tasks_with_torch_threads(cluster):
     with tf.Session(cluster.target("worker", 0)) as sess:
         sess.run(w.initializer)
         assert sess.run(y) == 256.0**3
-
-
-SIMPLE_CLIENT = """
-import sys
-import dtf_notebook.compat.v1 as tf
-
-x = tf.Variable(0.0, name="x")
-increment_x = tf.assign(x, x + 1)
-
-with tf.Session(sys.argv[1]) as sess:
-    if sys.argv[2:] == ["init"]:
-        sess.run(x.initializer)
-    sess.run(increment_x)
-    print(x.eval())
-"""
 
 
 def test_seed_002_shared_variable_across_two_client_processes(cluster):

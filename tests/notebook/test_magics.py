@@ -32,14 +32,6 @@ COMMANDS = ("start", "status", "stop", "restart", "kill", "connect", "list", "sp
 
 
 @pytest.fixture(scope="module")
-def runtime_dir(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as m:
-        path = tmp_path_factory.mktemp("runtime")
-        m.setenv("JUPYTER_RUNTIME_DIR", str(path))
-        yield path
-
-
-@pytest.fixture(scope="module")
 def shell(runtime_dir):
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "dtf_notebook")

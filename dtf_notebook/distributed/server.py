@@ -30,6 +30,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.master_service import MasterService
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
+from dtf_notebook.distributed.wire_stream import STREAM_BYTES
 from dtf_notebook.distributed.worker_service import WorkerService
 from dtf_notebook.runtime.config import ConfigProto
 
@@ -249,7 +250,14 @@ class Server:
             # Same process: hand over a private copy (the sender's buffer may be a variable updated in place).
             peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())
             return None
-        return self._client.call_async(address, "SendTensor", {"step_id": step_id, "key": key}, [value])
+        header = {"step_id": step_id, "key": key}
+        if isinstance(value, torch.Tensor) and value.numel() * value.element_size() >= STREAM_BYTES:
+            # A large tensor streams straight from this thread's own socket: no hand-off of its chunks to the
+            # client's I/O thread. The receiver acknowledges it as soon as it has arrived, so this cannot wait
+            # on the receiving partition, and a dead receiver fails it within the heartbeat timeout.
+            self._client.call(address, "SendTensor", header, [value])
+            return None
+        return self._client.call_async(address, "SendTensor", header, [value])
 
     def _check_master(self, address: str) -> None:
         if address == self.address or local_server(address) is not None:

@@ -1,0 +1,390 @@
+"""A process's calling end: one DEALER socket per peer, with deadlines, heartbeats and restart detection.
+
+``Client.call`` blocks until the reply, the deadline, or the peer is judged dead: while requests to a peer
+are outstanding the client pings it, and a peer silent for ``dead_after`` seconds fails them with
+``UnavailableError``. A reply from a new incarnation of a task fails requests sent to the old one with
+``AbortedError`` (the task restarted and lost their state).
+
+Example:
+    >>> import dtf_notebook as tf
+    >>> client = Client(dead_after=0.5)
+    >>> try:
+    ...     client.call("127.0.0.1:1", "Ping", timeout=5)  # nothing listens on port 1
+    ... except tf.errors.UnavailableError as e:
+    ...     print(type(e).__name__)
+    UnavailableError
+    >>> client.close()
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import Any
+
+import zmq
+
+from dtf_notebook import errors
+from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.curve import curve_keys
+from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
+from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _tcp
+
+
+def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
+    """Sends without blocking; False when the peer cannot take it now (not connected, or gone)."""
+    try:
+        sock.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
+        return True
+    except zmq.Again:
+        return False
+
+
+class _SocketSet(dict):
+    """A thread's own DEALER sockets, closed when the thread ends (its thread-local storage is freed)."""
+
+    def __del__(self) -> None:
+        for sock in self.values():
+            sock.close(0)
+
+
+class _Pending:
+    __slots__ = ("future", "address", "sent_at", "incarnation")
+
+    def __init__(self, future: Future, address: str, incarnation: int | None) -> None:
+        self.future = future
+        self.address = address
+        self.sent_at = time.monotonic()
+        self.incarnation = incarnation
+
+
+class Client:
+    """Sends requests to tasks and waits for replies (thread-safe; one I/O thread).
+
+    Args:
+        cluster_key: Use CurveZMQ with keys derived from this shared secret.
+        heartbeat_interval: Seconds between pings to a peer that owes replies.
+        dead_after: Seconds of silence after which a peer's outstanding requests fail with UnavailableError.
+        limits: Wire limits applied to replies.
+    """
+
+    def __init__(
+        self,
+        cluster_key: str | None = None,
+        heartbeat_interval: float = 0.5,
+        dead_after: float = 3.0,
+        limits: wire.WireLimits | None = None,
+    ) -> None:
+        self._context = zmq.Context.instance()
+        self._keys = curve_keys(cluster_key) if cluster_key else None
+        self.heartbeat_interval = heartbeat_interval
+        self.dead_after = dead_after
+        self._limits = limits or wire.WireLimits()
+        self._ids = itertools.count(1)
+        self._stream_ids = itertools.count(1)
+        self._assembler = StreamAssembler(self._limits)  # the I/O thread's; each calling thread has its own
+        self._lock = threading.Lock()
+        self._pending: dict[int, _Pending] = {}
+        self._incarnations: dict[str, int] = {}
+        self._last_heard: dict[str, float] = {}
+        self._last_ping: dict[str, float] = {}
+        self._sockets: dict[str, zmq.Socket] = {}
+        self._cmd_endpoint = f"inproc://dtf-client-{id(self)}"
+        self._commands = self._context.socket(zmq.PULL)
+        self._commands.bind(self._cmd_endpoint)
+        self._pushers = threading.local()
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="dtf-client", daemon=True)
+        self._thread.start()
+
+    def incarnation(self, address: str) -> int | None:
+        """The last incarnation seen from ``address`` (None before any reply)."""
+        return self._incarnations.get(address)
+
+    def call(
+        self,
+        address: str,
+        method: str,
+        header: dict[str, Any] | None = None,
+        tensors: Sequence[Any] = (),
+        timeout: float | None = None,
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """Sends one request and returns ``(reply_header, reply_tensors)``.
+
+        Raises:
+            DeadlineExceededError: no reply within ``timeout`` seconds.
+            UnavailableError: the peer stopped answering pings.
+            AbortedError: the peer restarted while the request was outstanding.
+            OpError: the peer answered with an error.
+        """
+        if self._closing.is_set():
+            raise errors.CancelledError(None, None, "The client is closed")
+        # Synchronous calls use a socket owned by the calling thread: no hand-off to the I/O thread and back.
+        sock = self._thread_socket(address)
+        req_id = next(self._ids)
+        sent_to = self._incarnations.get(address)
+        request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        for message in stream_messages(request, next(self._stream_ids)):
+            self._send_patiently(sock, message, address, method, start, deadline)
+        last_heard = start
+        while True:
+            now = time.monotonic()
+            wait = self.heartbeat_interval if deadline is None else min(self.heartbeat_interval, deadline - now)
+            if wait <= 0:
+                raise errors.DeadlineExceededError(None, None, f"{method} to {address} timed out after {timeout:.3g} s")
+            if sock.poll(int(wait * 1000) + 1, zmq.POLLIN):
+                reply, reply_tensors = self._read_reply(sock, address, sent_to)
+                last_heard = time.monotonic()
+                if reply is None or reply.get("id") != req_id:
+                    continue  # a pong, or the late reply of an earlier call that gave up
+                if "error" in reply:
+                    raise wire.decode_error(reply["error"])
+                return reply, reply_tensors
+            silent = time.monotonic() - last_heard
+            if silent > self.dead_after:
+                self._drop_thread_socket(address)
+                raise errors.UnavailableError(
+                    None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
+                )
+            _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+
+    def _send_patiently(
+        self, sock: zmq.Socket, frames: list[Any], address: str, method: str, start: float, deadline: float | None
+    ) -> None:
+        # A DEALER with no connected peer blocks on send: never block, wait in slices and give up like a call.
+        while not _try_send(sock, frames):
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                raise errors.DeadlineExceededError(None, None, f"{method} to {address}: could not even send in time")
+            if now - start > self.dead_after:
+                self._drop_thread_socket(address)
+                raise errors.UnavailableError(
+                    None, None, f"Could not reach the task at {address} for {now - start:.1f} s; it is probably down"
+                )
+            sock.poll(50, zmq.POLLOUT)
+
+    def _read_reply(
+        self, sock: zmq.Socket, address: str, sent_to: int | None
+    ) -> tuple[dict[str, Any] | None, list[Any]]:
+        frames = sock.recv_multipart(copy=False)
+        try:
+            message = self._pushers.assembler.feed(address, [f.buffer for f in frames])
+        except StreamError as e:
+            message = ({"id": e.request_id, "error": wire.encode_error(e)}, [])
+        except errors.OpError:
+            return None, []
+        if message is None:
+            return None, []  # part of a streamed reply
+        header, tensors = message
+        incarnation = header.get("incarnation")
+        if isinstance(incarnation, int):
+            self._incarnations[address] = incarnation
+            if sent_to is not None and sent_to != incarnation and header.get("id") == 0:
+                # A pong from a new incarnation: the task restarted and lost the request we are waiting on.
+                self._drop_thread_socket(address)
+                raise errors.AbortedError(None, None, f"The task at {address} restarted; the request was lost with it")
+        return header, tensors
+
+    def _thread_socket(self, address: str) -> zmq.Socket:
+        sockets = getattr(self._pushers, "dealers", None)
+        if sockets is None:
+            sockets = self._pushers.dealers = _SocketSet()
+            self._pushers.assembler = StreamAssembler(self._limits)
+        sock = sockets.get(address)
+        if sock is None:
+            sock = sockets[address] = self._new_dealer(address)
+        return sock
+
+    def _drop_thread_socket(self, address: str) -> None:
+        sockets = getattr(self._pushers, "dealers", None)
+        sock = sockets.pop(address, None) if sockets is not None else None
+        if sock is not None:
+            sock.close(0)
+            self._pushers.assembler.forget(address)
+
+    def call_async(
+        self, address: str, method: str, header: dict[str, Any] | None = None, tensors: Sequence[Any] = ()
+    ) -> Future:
+        """Sends one request; the returned future yields ``(reply_header, reply_tensors)`` or raises."""
+        if self._closing.is_set():
+            raise errors.CancelledError(None, None, "The client is closed")
+        req_id = next(self._ids)
+        future: Future = Future()
+        frames = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
+        with self._lock:
+            self._pending[req_id] = _Pending(future, address, self._incarnations.get(address))
+        self._command([b"send", address.encode(), *frames])
+        return future
+
+    def _forget(self, future: Future) -> None:
+        with self._lock:
+            for req_id, pending in list(self._pending.items()):
+                if pending.future is future:
+                    del self._pending[req_id]
+
+    def _command(self, frames: list[Any]) -> None:
+        sock = getattr(self._pushers, "sock", None)
+        if sock is None:
+            sock = self._pushers.sock = self._context.socket(zmq.PUSH)
+            sock.setsockopt(zmq.LINGER, 1000)
+            sock.connect(self._cmd_endpoint)
+        sock.send_multipart(frames, copy=False)
+
+    def _socket(self, address: str, poller: zmq.Poller) -> zmq.Socket:
+        sock = self._sockets.get(address)
+        if sock is None:
+            sock = self._sockets[address] = self._new_dealer(address)
+            poller.register(sock, zmq.POLLIN)
+        return sock
+
+    def _new_dealer(self, address: str) -> zmq.Socket:
+        sock = self._context.socket(zmq.DEALER)
+        _apply_common_options(sock)
+        sock.setsockopt(zmq.RECONNECT_IVL, 50)
+        sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
+        sock.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
+        if self._keys is not None:
+            sock.curve_serverkey = self._keys["server_public"]
+            sock.curve_secretkey = self._keys["client_secret"]
+            sock.curve_publickey = self._keys["client_public"]
+        sock.connect(_tcp(address))
+        return sock
+
+    def _loop(self) -> None:
+        poller = zmq.Poller()
+        poller.register(self._commands, zmq.POLLIN)
+        by_socket: dict[zmq.Socket, str] = {}
+        backlog: dict[str, list[list[Any]]] = {}
+        next_check = time.monotonic() + self.heartbeat_interval
+        while not self._closing.is_set():
+            timeout_ms = max(0, int((next_check - time.monotonic()) * 1000))
+            try:
+                ready = dict(poller.poll(min(timeout_ms, 100)))
+            except zmq.ZMQError:
+                break
+            if self._commands in ready:
+                for frames in _drain(self._commands):
+                    address = bytes(frames[1].buffer).decode()
+                    sock = self._socket(address, poller)
+                    by_socket[sock] = address
+                    self._last_heard.setdefault(address, time.monotonic())
+                    backlog.setdefault(address, []).extend(stream_messages(frames[2:], next(self._stream_ids)))
+            for address, queued in list(backlog.items()):
+                # Messages to a peer not connected yet wait here; the heartbeat fails them if it never comes.
+                sock = self._sockets[address]
+                while queued and _try_send(sock, queued[0]):
+                    queued.pop(0)
+                if not queued:
+                    del backlog[address]
+            for sock, address in list(by_socket.items()):
+                if sock in ready:
+                    for frames in _drain(sock):
+                        self._deliver(address, frames)
+            now = time.monotonic()
+            if now >= next_check:
+                self._heartbeat(now, poller)
+                next_check = now + self.heartbeat_interval
+        for sock in self._sockets.values():
+            sock.close(0)
+        self._commands.close(0)
+
+    def _deliver(self, address: str, frames: list[Any]) -> None:
+        self._last_heard[address] = time.monotonic()
+        try:
+            message = self._assembler.feed(address, [f.buffer for f in frames])
+        except StreamError as e:
+            message = ({"id": e.request_id, "error": wire.encode_error(e)}, [])
+        except errors.OpError:
+            return  # a garbled reply cannot be matched to a request; the deadline or heartbeat will fire
+        if message is None:
+            return  # part of a streamed reply
+        header, tensors = message
+        incarnation = header.get("incarnation")
+        if isinstance(incarnation, int):
+            known = self._incarnations.get(address)
+            if known is not None and known != incarnation:
+                self._abort_old_incarnation(address, incarnation)
+            self._incarnations[address] = incarnation
+        with self._lock:
+            pending = self._pending.pop(header.get("id"), None)
+        if pending is None:
+            return
+        if "error" in header:
+            pending.future.set_exception(wire.decode_error(header["error"]))
+        else:
+            pending.future.set_result((header, tensors))
+
+    def _abort_old_incarnation(self, address: str, incarnation: int) -> None:
+        with self._lock:
+            stale = [
+                (rid, p)
+                for rid, p in self._pending.items()
+                if p.address == address and p.incarnation is not None and p.incarnation != incarnation
+            ]
+            for rid, _ in stale:
+                del self._pending[rid]
+        for _, p in stale:
+            p.future.set_exception(
+                errors.AbortedError(None, None, f"The task at {address} restarted; the request was lost with it")
+            )
+
+    def _heartbeat(self, now: float, poller: zmq.Poller) -> None:
+        with self._lock:
+            owing = {}
+            for p in self._pending.values():
+                owing[p.address] = min(owing.get(p.address, p.sent_at), p.sent_at)
+        for address, oldest in owing.items():
+            silent = now - max(self._last_heard.get(address, oldest), oldest)
+            if silent > self.dead_after:
+                self._fail_address(
+                    address,
+                    errors.UnavailableError(
+                        None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
+                    ),
+                )
+            elif now - self._last_ping.get(address, 0.0) >= self.heartbeat_interval and now - oldest > 0.2:
+                self._last_ping[address] = now
+                ping = wire.encode_message({"id": 0, "method": "Ping"})
+                _try_send(self._socket(address, poller), ping)
+
+    def _fail_address(self, address: str, error: errors.OpError) -> None:
+        with self._lock:
+            failed = [(rid, p) for rid, p in self._pending.items() if p.address == address]
+            for rid, _ in failed:
+                del self._pending[rid]
+        for _, p in failed:
+            p.future.set_exception(error)
+
+    def close(self) -> None:
+        """Fails outstanding requests with CancelledError and closes every socket."""
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        self._thread.join(5)
+        with self._lock:
+            pending, self._pending = list(self._pending.values()), {}
+        for p in pending:
+            p.future.set_exception(errors.CancelledError(None, None, "The client was closed"))
+
+
+_shared_clients: dict[str | None, Client] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_client(cluster_key: str | None = None) -> Client:
+    """The process-wide client for ``cluster_key`` (created on first use).
+
+    Example:
+        >>> shared_client() is shared_client()
+        True
+    """
+    with _shared_lock:
+        client = _shared_clients.get(cluster_key)
+        if client is None or client._closing.is_set():
+            client = _shared_clients[cluster_key] = Client(cluster_key)
+        return client

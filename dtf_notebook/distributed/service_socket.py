@@ -1,0 +1,204 @@
+"""A task's listening end: a bound ROUTER socket serving requests on a thread pool.
+
+The socket's I/O thread hands each request to a thread pool and sends the replies back (ZeroMQ sockets are
+not thread-safe, so only the I/O thread touches them). ``Ping`` is answered on the I/O thread itself, so a
+busy task still proves it is alive. Every reply carries the server's *incarnation* (random per start).
+
+Example:
+    >>> from dtf_notebook.distributed.client import Client
+    >>> server = ServiceSocket("127.0.0.1:0", lambda method, header, tensors: ({"method": method}, []))
+    >>> client = Client()
+    >>> client.call(server.address, "Hello", timeout=5)[0]["method"]
+    'Hello'
+    >>> client.incarnation(server.address) == server.incarnation
+    True
+    >>> server.close(); client.close()
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import zmq
+
+from dtf_notebook import errors
+from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.curve import _start_authenticator, curve_keys
+from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
+from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _tcp
+
+Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Sequence[Any]]]
+
+
+class ServiceSocket:
+    """A bound ROUTER socket serving requests with ``handler(method, header, tensors)``.
+
+    Args:
+        address: ``host:port`` to bind; port 0 picks a free port (see ``address`` afterwards).
+        handler: Returns ``(reply_header, reply_tensors)``; an ``OpError`` it raises is sent back as an error.
+        cluster_key: Enables CurveZMQ: only peers holding the same key can talk to this socket.
+        incarnation: This server's start identity (random when None).
+        max_workers: Size of the thread pool running handlers.
+        limits: Wire limits applied to incoming messages.
+
+    Raises:
+        UnavailableError: the address cannot be bound (e.g. the port is in use).
+    """
+
+    def __init__(
+        self,
+        address: str,
+        handler: Handler,
+        cluster_key: str | None = None,
+        incarnation: int | None = None,
+        max_workers: int = 64,
+        limits: wire.WireLimits | None = None,
+        inline: Callable[[str, dict[str, Any]], bool] | None = None,
+    ) -> None:
+        self.incarnation = incarnation if incarnation is not None else int.from_bytes(os.urandom(6), "little")
+        self._handler = handler
+        # Requests this predicate accepts are known to be short and never to wait on a peer: they run on the
+        # I/O thread itself, saving two thread hand-offs per call.
+        self._inline = inline
+        self._limits = limits or wire.WireLimits()
+        self._assembler = StreamAssembler(self._limits)
+        self._stream_ids = itertools.count(1)
+        self._context = zmq.Context.instance()
+        self._router = self._context.socket(zmq.ROUTER)
+        _apply_common_options(self._router)
+        self._router.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        self._router.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
+        self._auth = None
+        if cluster_key:
+            self._auth = _start_authenticator(self._context, cluster_key)
+            keys = curve_keys(cluster_key)
+            self._router.curve_server = True
+            self._router.curve_secretkey = keys["server_secret"]
+            self._router.curve_publickey = keys["server_public"]
+        host, _, port = address.rpartition(":")
+        try:
+            if port == "0":
+                bound = self._router.bind_to_random_port(f"tcp://{host}")
+                self.address = f"{host}:{bound}"
+            else:
+                _bind_with_retry(self._router, _tcp(address))
+                self.address = address
+        except zmq.ZMQError as e:
+            self._router.close(0)
+            raise errors.UnavailableError(None, None, f"Could not bind {address}: {e.strerror}") from None
+        self._reply_endpoint = f"inproc://dtf-replies-{id(self)}-{self.incarnation}"
+        self._replies = self._context.socket(zmq.PULL)
+        self._replies.bind(self._reply_endpoint)
+        self._pushers = threading.local()
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="dtf-handler")
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"dtf-server-{self.address}", daemon=True)
+        self._thread.start()
+
+    def _push(self, frames: list[Any]) -> None:
+        sock = getattr(self._pushers, "sock", None)
+        if sock is None:
+            sock = self._pushers.sock = self._context.socket(zmq.PUSH)
+            sock.setsockopt(zmq.LINGER, 1000)
+            sock.connect(self._reply_endpoint)
+        sock.send_multipart(frames, copy=False)
+
+    def _loop(self) -> None:
+        poller = zmq.Poller()
+        poller.register(self._router, zmq.POLLIN)
+        poller.register(self._replies, zmq.POLLIN)
+        while not self._closing.is_set():
+            try:
+                ready = dict(poller.poll(100))
+            except zmq.ZMQError:
+                break
+            if self._replies in ready:
+                for frames in _drain(self._replies):
+                    self._send(frames)
+            if self._router in ready:
+                for frames in _drain(self._router):
+                    self._receive(frames)
+        self._router.close(0)
+        self._replies.close(0)
+
+    def _send(self, frames: list[Any]) -> None:
+        identity = frames[0]
+        try:
+            for message in stream_messages(frames[1:], next(self._stream_ids)):
+                self._router.send_multipart([identity, *message], copy=False)
+        except zmq.ZMQError:
+            pass  # the peer is gone; nothing to deliver to
+
+    def _receive(self, frames: list[Any]) -> None:
+        if len(frames) < 2:
+            return  # not even an identity and a header: drop
+        identity = frames[0]
+        try:
+            message = self._assembler.feed(identity.bytes, [f.buffer for f in frames[1:]])
+            if message is None:
+                return  # part of a stream still arriving
+            header, tensors = message
+            req_id = header.get("id")
+            method = header.get("method")
+            if not isinstance(method, str) or not isinstance(req_id, int):
+                raise wire.WireError(None, None, "A request needs an integer 'id' and a string 'method'")
+        except errors.OpError as e:
+            req_id = e.request_id if isinstance(e, StreamError) and isinstance(e.request_id, int) else -1
+            self._send([identity, *wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})])
+            return
+        if method == "Ping":
+            self._send([identity, *wire.encode_message({"id": req_id, **self._stamp()})])
+            return
+        if self._inline is not None and self._inline(method, header):
+            self._handle(identity, req_id, method, header, tensors, direct=True)
+        else:
+            self._pool.submit(self._handle, identity, req_id, method, header, tensors)
+
+    def _stamp(self) -> dict[str, Any]:
+        return {"incarnation": self.incarnation}
+
+    def _handle(
+        self, identity: Any, req_id: int, method: str, header: dict[str, Any], tensors: list[Any], direct: bool = False
+    ) -> None:
+        try:
+            reply, reply_tensors = self._handler(method, header, tensors)
+            frames = wire.encode_message({**reply, "id": req_id, **self._stamp()}, reply_tensors, check=False)
+        except errors.OpError as e:
+            frames = wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})
+        except Exception as e:  # noqa: BLE001 - a handler bug must reach the caller, not kill the server
+            err = errors.InternalError(None, None, f"{method} failed: {type(e).__name__}: {e}")
+            frames = wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(err)})
+        if direct:
+            self._send([identity, *frames])
+        elif not self._closing.is_set():
+            self._push([identity, *frames])
+
+    def close(self) -> None:
+        """Stops serving and releases the port at once."""
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        self._thread.join(5)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._auth is not None:
+            self._auth.stop()
+
+
+def _bind_with_retry(sock: zmq.Socket, endpoint: str, patience: float = 3.0) -> None:
+    """Binds, retrying briefly while the port is still held: ZeroMQ releases a closed socket's port
+    asynchronously, so a task restarted on its own port right after ``stop()`` may race the release."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            sock.bind(endpoint)
+            return
+        except zmq.ZMQError as e:
+            if e.errno != zmq.EADDRINUSE or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)

@@ -31,7 +31,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.curve import curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _tcp
+from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp
 
 
 def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
@@ -228,12 +228,7 @@ class Client:
                     del self._pending[req_id]
 
     def _command(self, frames: list[Any]) -> None:
-        sock = getattr(self._pushers, "sock", None)
-        if sock is None:
-            sock = self._pushers.sock = self._context.socket(zmq.PUSH)
-            sock.setsockopt(zmq.LINGER, 1000)
-            sock.connect(self._cmd_endpoint)
-        sock.send_multipart(frames, copy=False)
+        _push_from_thread(self._pushers, self._context, self._cmd_endpoint, frames)
 
     def _socket(self, address: str, poller: zmq.Poller) -> zmq.Socket:
         sock = self._sockets.get(address)

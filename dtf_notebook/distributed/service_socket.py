@@ -31,7 +31,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.curve import _start_authenticator, curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _tcp
+from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp
 
 Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Sequence[Any]]]
 
@@ -102,12 +102,7 @@ class ServiceSocket:
         self._thread.start()
 
     def _push(self, frames: list[Any]) -> None:
-        sock = getattr(self._pushers, "sock", None)
-        if sock is None:
-            sock = self._pushers.sock = self._context.socket(zmq.PUSH)
-            sock.setsockopt(zmq.LINGER, 1000)
-            sock.connect(self._reply_endpoint)
-        sock.send_multipart(frames, copy=False)
+        _push_from_thread(self._pushers, self._context, self._reply_endpoint, frames)
 
     def _loop(self) -> None:
         poller = zmq.Poller()

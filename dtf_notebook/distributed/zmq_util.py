@@ -13,6 +13,9 @@ Example:
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import zmq
 
 
@@ -35,3 +38,14 @@ def _drain(sock: zmq.Socket):
             yield sock.recv_multipart(zmq.NOBLOCK, copy=False)
         except zmq.Again:
             return
+
+
+def _push_from_thread(local: threading.local, context: zmq.Context, endpoint: str, frames: list[Any]) -> None:
+    """Sends ``frames`` to an inproc PULL ``endpoint`` over the calling thread's own PUSH socket (kept in
+    ``local``): ZeroMQ sockets are not thread-safe, so each thread that hands work to an I/O thread has one."""
+    sock = getattr(local, "sock", None)
+    if sock is None:
+        sock = local.sock = context.socket(zmq.PUSH)
+        sock.setsockopt(zmq.LINGER, 1000)
+        sock.connect(endpoint)
+    sock.send_multipart(frames, copy=False)

@@ -73,6 +73,12 @@ def resolve(args: argparse.Namespace) -> tuple[Any, str, int]:
 
     Raises:
         SystemExit: nothing says which cluster or task this is.
+
+    Example:
+        >>> args = parse_args(["--cluster", '{"ps": ["127.0.0.1:2222"]}', "--job", "ps", "--task", "0"])
+        >>> cluster, job, task = resolve(args)
+        >>> job, task
+        ('ps', 0)
     """
     if args.cluster:
         if args.job is None or args.task is None:

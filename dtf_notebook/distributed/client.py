@@ -69,6 +69,12 @@ class Client:
         heartbeat_interval: Seconds between pings to a peer that owes replies.
         dead_after: Seconds of silence after which a peer's outstanding requests fail with UnavailableError.
         limits: Wire limits applied to replies.
+
+    Example:
+        >>> client = Client(heartbeat_interval=0.1, dead_after=1.0)
+        >>> print(client.incarnation("127.0.0.1:2222"))  # no reply from that task yet
+        None
+        >>> client.close()
     """
 
     def __init__(

@@ -43,7 +43,13 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def task_env(threads: int = 1) -> dict[str, str]:
-    """Environment for a task process: this package importable, and a thread budget for shared cores."""
+    """Environment for a task process: this package importable, and a thread budget for shared cores.
+
+    Example:
+        >>> env = task_env(threads=2)
+        >>> env["OMP_NUM_THREADS"], env["PYTHONPATH"].startswith(_PACKAGE_PARENT)
+        ('2', True)
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = _PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
     env["OMP_NUM_THREADS"] = str(threads)
@@ -52,7 +58,13 @@ def task_env(threads: int = 1) -> dict[str, str]:
 
 @dataclass
 class TaskProcess:
-    """One running task: its place in the cluster, its process and its log file."""
+    """One running task: its place in the cluster, its process and its log file.
+
+    Example:
+        >>> task = TaskProcess("worker", 0, "127.0.0.1:2223", proc=None, log="/tmp/worker-0.log")  # no process yet
+        >>> task.target
+        'zmq://127.0.0.1:2223'
+    """
 
     job: str
     index: int
@@ -83,6 +95,12 @@ class ProcessCluster:
         extra_args: Extra ``dtf-server`` arguments per job (e.g. ``{"worker": ["--virtual-gpus", "2"]}``).
         host: Address to bind (loopback by default).
         start_timeout: Seconds to wait for each task to serve.
+
+    Example:
+        >>> cluster = ProcessCluster({"ps": 1, "worker": 2})  # ports picked; nothing runs before start()
+        >>> [len(cluster.spec[job]) for job in ("ps", "worker")], cluster.target("ps").startswith("zmq://127.0.0.1:")
+        ([1, 2], True)
+        >>> cluster.stop()
     """
 
     def __init__(

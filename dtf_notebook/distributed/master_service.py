@@ -53,7 +53,13 @@ _EMPTY = np.empty(0, np.uint8)
 
 
 class HeldTensor:
-    """A large fetched value left on the task that computed it, for the client to take directly."""
+    """A large fetched value left on the task that computed it, for the client to take directly.
+
+    Example:
+        >>> held = HeldTensor("127.0.0.1:2223", "token-1")
+        >>> held.address, held.token
+        ('127.0.0.1:2223', 'token-1')
+    """
 
     __slots__ = ("address", "token")
 
@@ -73,7 +79,15 @@ class _StepPlan:
 
 
 class MasterSession:
-    """One client session's graph, placement and compiled step plans."""
+    """One client session's graph, placement and compiled step plans.
+
+    Example:
+        >>> from dtf_notebook.distributed.server import Server
+        >>> with Server.create_local_server() as server:
+        ...     session = MasterSession(server.master, "doc-session", {"node": []}, ConfigProto())
+        >>> session.tasks, [d["name"] for d in session.devices]
+        (['/job:localhost/replica:0/task:0'], ['/job:localhost/replica:0/task:0/device:CPU:0'])
+    """
 
     def __init__(self, master: MasterService, handle: str, graph_def: dict[str, Any], config: ConfigProto) -> None:
         self.master = master
@@ -383,6 +397,12 @@ class MasterService:
         cluster: The cluster this master coordinates.
         job, task: The master's own task (default device of unpinned ops).
         call: How to reach a task's worker service.
+
+    Example:
+        >>> cluster = ClusterSpec({"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223"]})
+        >>> master = MasterService(cluster, "worker", 0, call=None)  # reaches no task until a request needs one
+        >>> master.state_task(["/job:worker/replica:0/task:0", "/job:ps/replica:0/task:0"])
+        ('ps', 0)
     """
 
     def __init__(self, cluster: ClusterSpec, job: str, task: int, call: TaskCaller, call_sync: Any = None) -> None:

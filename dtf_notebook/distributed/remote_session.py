@@ -29,7 +29,18 @@ from dtf_notebook.runtime.devices import LocalDevice
 
 
 class RemoteBackend:
-    """Runs a session's steps on a cluster master reached at ``target``."""
+    """Runs a session's steps on a cluster master reached at ``target``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> backend = RemoteBackend("zmq://127.0.0.1:2222/", tf.Graph(), ConfigProto())  # connects on the first step
+        >>> backend.address
+        '127.0.0.1:2222'
+        >>> RemoteBackend("zmq://", tf.Graph(), ConfigProto())
+        Traceback (most recent call last):
+            ...
+        dtf_notebook.errors.InvalidArgumentError: Session target 'zmq://' needs host:port after zmq://
+    """
 
     def __init__(self, target: str, graph: Graph, config: ConfigProto) -> None:
         scheme, _, address = target.partition("://")

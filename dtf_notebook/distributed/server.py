@@ -53,12 +53,24 @@ _local_lock = threading.Lock()
 
 
 def local_server(address: str) -> Server | None:
-    """The running server of this process bound at ``address``, if any."""
+    """The running server of this process bound at ``address``, if any.
+
+    Example:
+        >>> server = Server.create_local_server()
+        >>> local_server(server.target[len("zmq://"):]) is server, local_server("127.0.0.1:1")
+        (True, None)
+        >>> server.stop()
+    """
     return _local_servers.get(address)
 
 
 def cluster_key_of(config: ConfigProto | None) -> str | None:
-    """The CurveZMQ cluster key from ``config.cluster_key`` or ``DTF_CLUSTER_KEY`` (None: no encryption)."""
+    """The CurveZMQ cluster key from ``config.cluster_key`` or ``DTF_CLUSTER_KEY`` (None: no encryption).
+
+    Example:
+        >>> cluster_key_of(ConfigProto(cluster_key="s3cret"))
+        's3cret'
+    """
     key = (config.cluster_key if config is not None else "") or os.environ.get("DTF_CLUSTER_KEY", "")
     return key or None
 

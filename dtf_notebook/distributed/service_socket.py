@@ -49,6 +49,14 @@ class ServiceSocket:
 
     Raises:
         UnavailableError: the address cannot be bound (e.g. the port is in use).
+
+    Example:
+        >>> from dtf_notebook.distributed.client import Client
+        >>> server = ServiceSocket("127.0.0.1:0", lambda method, header, tensors: ({"sum": header["a"] + 1}, []))
+        >>> client = Client()
+        >>> client.call(server.address, "AddOne", {"a": 41}, timeout=5)[0]["sum"]
+        42
+        >>> server.close(); client.close()
     """
 
     def __init__(

@@ -55,7 +55,13 @@ _PART_LEN = 2 + 8
 
 
 class StreamError(wire.WireError):
-    """A stream that cannot be completed; ``request_id`` is the request it carried, when its head was valid."""
+    """A stream that cannot be completed; ``request_id`` is the request it carried, when its head was valid.
+
+    Example:
+        >>> error = StreamError("Stream 7 from peer stayed incomplete for 30 s", request_id=3)
+        >>> error.request_id, isinstance(error, wire.WireError), error.message
+        (3, True, 'Stream 7 from peer stayed incomplete for 30 s')
+    """
 
     def __init__(self, message: str, request_id: Any = None) -> None:
         super().__init__(None, None, message)

@@ -72,6 +72,11 @@ class WorkerService:
         job, task: This task's place in the cluster.
         config: The server's ConfigProto (devices, GPU options, virtual GPUs).
         peers: Sends a tensor to another task (set by the Server; None for a lone task).
+
+    Example:
+        >>> worker = WorkerService("worker", 1, ConfigProto(), peers=None)
+        >>> worker.task_name, worker.handle("CleanupContainers", {"containers": None}, [])
+        ('/job:worker/replica:0/task:1', ({'cleared': []}, []))
     """
 
     def __init__(
@@ -303,7 +308,15 @@ class _Throttled:
 
 
 def describe_variable(container: str, name: str, resource: VariableResource) -> dict[str, Any]:
-    """Plain-data summary of a variable, computed where it lives (no copy of the values leaves the task)."""
+    """Plain-data summary of a variable, computed where it lives (no copy of the values leaves the task).
+
+    Example:
+        >>> resource = VariableResource("w", None, None)
+        >>> resource.value = torch.tensor([3.0, 4.0])
+        >>> row = describe_variable("", "w", resource)
+        >>> row["shape"], row["initialized"], row["mean"], row["norm"]
+        ([2], True, 3.5, 5.0)
+    """
     row: dict[str, Any] = {
         "name": name,
         "container": container,

@@ -29,7 +29,12 @@ __all__ = ["TaskClientError", "describe", "run_task_clients", "serving"]
 
 
 class TaskClientError(RuntimeError):
-    """A task's client process failed or ran out of time; the message holds its exit code and last output."""
+    """A task's client process failed or ran out of time; the message holds its exit code and last output.
+
+    Example:
+        >>> str(TaskClientError("worker:1 exited with code 1; last output: ..."))
+        'worker:1 exited with code 1; last output: ...'
+    """
 
 
 def describe(cluster: ProcessCluster) -> str:

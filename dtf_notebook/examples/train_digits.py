@@ -40,6 +40,13 @@ LOG_EVERY = 100
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options (see the module docstring).
+
+    Example:
+        >>> args = parse_args(["--optimizer", "sgd", "--steps", "50"])
+        >>> args.optimizer, args.steps, args.learning_rate, args.batch_size
+        ('sgd', 50, None, 100)
+    """
     parser = argparse.ArgumentParser(
         prog="python3 -m dtf_notebook.examples.train_digits",
         description="Train a 784-100-10 TF1-style network on the bundled digits data set.",
@@ -79,6 +86,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def make_optimizer(name: str, learning_rate: float):
+    """The TF1 optimizer named ``name`` (``sgd``, ``momentum`` or ``adam``) at ``learning_rate``.
+
+    Example:
+        >>> type(make_optimizer("momentum", 0.05)).__name__
+        'MomentumOptimizer'
+    """
     if name == "sgd":
         return tf.train.GradientDescentOptimizer(learning_rate)
     if name == "momentum":
@@ -93,6 +106,13 @@ def main(argv: list[str] | None = None) -> dict:
 
     Returns a dict with ``test_loss``, ``test_accuracy``, ``train_loss`` and ``train_accuracy`` (of the last
     training batch), ``global_step``, ``steps``, ``optimizer``, ``learning_rate`` and ``seconds`` (training time).
+
+    Example:
+        >>> metrics = main(["--steps", "0"])  # doctest: +ELLIPSIS
+        Training 784-100-10 on digits: 1438 train / 359 test examples, adam lr=0.001, batch 100, 0 steps, seed 0
+        ...
+        >>> metrics["global_step"], metrics["optimizer"], 0.0 <= metrics["test_accuracy"] <= 1.0
+        (0, 'adam', True)
     """
     args = parse_args(argv)
     learning_rate = args.learning_rate if args.learning_rate is not None else DEFAULT_LEARNING_RATES[args.optimizer]
@@ -178,7 +198,13 @@ def _train(args, graph, target, init_op, model, stream, test_set) -> dict:
 
 
 def cli(argv: list[str] | None = None) -> int:
-    """Command-line entry point: run :func:`main`, return 1 if the test accuracy is below ``--min-accuracy``."""
+    """Command-line entry point: run :func:`main`, return 1 if the test accuracy is below ``--min-accuracy``.
+
+    Example:
+        >>> cli(["--steps", "0", "--min-accuracy", "0"])  # doctest: +ELLIPSIS
+        Training 784-100-10 on digits: ...
+        0
+    """
     return run_cli(main, parse_args, argv)
 
 

@@ -100,7 +100,15 @@ def convert_n_to_tensor(values: Any, dtype: Any = None, name: str | None = None)
 
 
 def is_tensor_like(value: Any) -> bool:
-    """True for Tensors and objects that convert to one without a copy (variables, IndexedSlices)."""
+    """True for Tensors and objects that convert to one without a copy (variables, IndexedSlices).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     v = tf.Variable(1.0)
+        ...     is_tensor_like(tf.constant(1.0)), is_tensor_like(v), is_tensor_like([1.0])
+        (True, True, False)
+    """
     if isinstance(value, Tensor):
         return True
     return any(isinstance(value, t) for t, _, p in _CONVERSIONS if p < 100)

@@ -510,6 +510,13 @@ def reset_default_graph() -> None:
 
     Raises:
         AssertionError: called inside a ``with graph.as_default()`` block (as TF does).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> old = tf.get_default_graph()
+        >>> reset_default_graph()
+        >>> tf.get_default_graph() is old, tf.get_default_graph().get_operations()
+        (False, [])
     """
     global _global_default_graph
     if _state.stack:
@@ -625,17 +632,40 @@ def _graph_from_values(values: Any) -> Graph:
 
 
 def get_name_scope() -> str:
-    """The default graph's current name scope."""
+    """The default graph's current name scope.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.name_scope("outer"), tf.name_scope("inner"):
+        ...     get_name_scope()
+        'outer/inner'
+    """
     return get_default_graph().get_name_scope()
 
 
 def add_to_collection(name: str, value: Any) -> None:
-    """Adds ``value`` to collection ``name`` of the default graph."""
+    """Adds ``value`` to collection ``name`` of the default graph.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     add_to_collection("losses", 0.5)
+        ...     tf.get_collection("losses")
+        [0.5]
+    """
     get_default_graph().add_to_collection(name, value)
 
 
 def add_to_collections(names: Any, value: Any) -> None:
-    """Adds ``value`` to each collection in ``names`` of the default graph."""
+    """Adds ``value`` to each collection in ``names`` of the default graph.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     add_to_collections(["a", "b"], 1)
+        ...     tf.get_collection("a"), tf.get_collection("b")
+        ([1], [1])
+    """
     get_default_graph().add_to_collections(names, value)
 
 
@@ -653,5 +683,13 @@ def get_collection(key: str, scope: str | None = None) -> list[Any]:
 
 
 def get_collection_ref(key: str) -> list[Any]:
-    """The live list behind collection ``key`` of the default graph."""
+    """The live list behind collection ``key`` of the default graph.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     get_collection_ref("steps").append(1)   # editing the list edits the collection
+        ...     tf.get_collection("steps")
+        [1]
+    """
     return get_default_graph().get_collection_ref(key)

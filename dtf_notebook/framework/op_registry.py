@@ -44,6 +44,11 @@ class OpDef:
         stateful: The op has side effects or reads state (never folded or deduplicated).
         cpu_only: The op has no GPU kernel (soft placement moves it to the CPU).
         needs_step: ``run`` takes the step context as its first argument.
+
+    Example:
+        >>> op_def = get("VariableV2")
+        >>> op_def.type, op_def.stateful, sorted(op_def.ref_outputs)
+        ('VariableV2', True, [0])
     """
 
     type: str
@@ -109,6 +114,14 @@ def get(op_type: str) -> OpDef:
 
     Raises:
         NotFoundError: no op of that type is registered.
+
+    Example:
+        >>> get("MatMul").type
+        'MatMul'
+        >>> get("NoSuchOp")
+        Traceback (most recent call last):
+        ...
+        dtf_notebook.errors.NotFoundError: Op type not registered 'NoSuchOp'
     """
     try:
         return _REGISTRY[op_type]
@@ -117,5 +130,11 @@ def get(op_type: str) -> OpDef:
 
 
 def registered_types() -> list[str]:
-    """All registered op type names, sorted."""
+    """All registered op type names, sorted.
+
+    Example:
+        >>> names = registered_types()
+        >>> "MatMul" in names, names == sorted(names)
+        (True, True)
+    """
     return sorted(_REGISTRY)

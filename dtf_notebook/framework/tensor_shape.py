@@ -329,17 +329,32 @@ def unknown_shape(rank: int | None = None) -> TensorShape:
 
 
 def scalar() -> TensorShape:
-    """The shape of a scalar, ``()``."""
+    """The shape of a scalar, ``()``.
+
+    Example:
+        >>> scalar().as_list(), scalar().ndims
+        ([], 0)
+    """
     return TensorShape([])
 
 
 def vector(length: int | None) -> TensorShape:
-    """The shape of a vector."""
+    """The shape of a vector.
+
+    Example:
+        >>> vector(3).as_list(), vector(None).as_list()
+        ([3], [None])
+    """
     return TensorShape([length])
 
 
 def matrix(rows: int | None, cols: int | None) -> TensorShape:
-    """The shape of a matrix."""
+    """The shape of a matrix.
+
+    Example:
+        >>> matrix(None, 784).as_list()
+        [None, 784]
+    """
     return TensorShape([rows, cols])
 
 

@@ -99,7 +99,16 @@ def _clean() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Runs ``dtf-cluster`` with ``argv`` (default: the command line); returns the exit status."""
+    """Runs ``dtf-cluster`` with ``argv`` (default: the command line); returns the exit status.
+
+    Example:
+        >>> import os, tempfile
+        >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()  # a directory with no clusters
+        >>> main(["list", "--json"])
+        []
+        0
+        >>> del os.environ["JUPYTER_RUNTIME_DIR"]
+    """
     p = argparse.ArgumentParser(prog="dtf-cluster", description="List, stop and clean up local dtf_notebook clusters.")
     sub = p.add_subparsers(dest="command", required=True, metavar="{list,stop,clean}")
     listing = sub.add_parser("list", help="list running clusters")

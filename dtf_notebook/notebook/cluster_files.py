@@ -61,7 +61,17 @@ FORMAT_VERSION = 1
 
 
 class ClusterNotFoundError(LookupError):
-    """No running cluster has that name (or no such cluster file); the message lists the running ones."""
+    """No running cluster has that name (or no such cluster file); the message lists the running ones.
+
+    Example:
+        >>> import tempfile
+        >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()
+        >>> find("nowhere")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        dtf_notebook.notebook.cluster_files.ClusterNotFoundError: No cluster 'nowhere' (no file ...); running ...: none
+        >>> del os.environ["JUPYTER_RUNTIME_DIR"]
+    """
 
 
 @dataclass
@@ -71,6 +81,11 @@ class ClusterRecord:
     ``tasks`` rows are ``{"job", "task", "address", "pid", "start_ticks", "log"}``; ``status`` is
     ``"starting"`` until every task serves, then ``"running"``; ``temporary_logs`` says that ``log_dir`` was
     made for the cluster and goes with it (also when the file is found stale).
+
+    Example:
+        >>> record = ClusterRecord(name="demo", spec={"worker": ["127.0.0.1:2222"]})
+        >>> record.status, record.owner_pid == os.getpid(), record.owner_alive()
+        ('starting', True, True)
     """
 
     name: str
@@ -178,6 +193,14 @@ def claim(record: ClusterRecord) -> ClusterRecord:
 
     Raises:
         FileExistsError: a live cluster already has that name.
+
+    Example:
+        >>> import tempfile
+        >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()
+        >>> first, second = claim(ClusterRecord(name="", spec={})), claim(ClusterRecord(name="", spec={}))
+        >>> first.name, second.name  # free names picked in turn
+        ('local-1', 'local-2')
+        >>> remove(first); remove(second); del os.environ["JUPYTER_RUNTIME_DIR"]
     """
     auto, n = not record.name, 1
     while n < 10_000:
@@ -211,12 +234,30 @@ def claim(record: ClusterRecord) -> ClusterRecord:
 
 
 def update(record: ClusterRecord) -> None:
-    """Rewrites the cluster file of ``record`` atomically (readers see the old or the new file, never a mix)."""
+    """Rewrites the cluster file of ``record`` atomically (readers see the old or the new file, never a mix).
+
+    Example:
+        >>> import tempfile
+        >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()
+        >>> record = claim(ClusterRecord(name="demo", spec={}))
+        >>> record.status = "running"; update(record); find("demo").status
+        'running'
+        >>> remove(record); del os.environ["JUPYTER_RUNTIME_DIR"]
+    """
     os.replace(_write_temp(record), record.path or cluster_file(record.name))
 
 
 def remove(record: ClusterRecord | str) -> None:
-    """Removes a cluster file, given its record or the cluster's name; a missing file is fine."""
+    """Removes a cluster file, given its record or the cluster's name; a missing file is fine.
+
+    Example:
+        >>> import tempfile
+        >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()
+        >>> record = claim(ClusterRecord(name="demo", spec={}))
+        >>> remove("demo"); remove("demo")  # a missing file is fine
+        >>> os.path.exists(record.path); del os.environ["JUPYTER_RUNTIME_DIR"]
+        False
+    """
     path = record.path or cluster_file(record.name) if isinstance(record, ClusterRecord) else cluster_file(record)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
@@ -240,6 +281,14 @@ def find(name_or_file: str) -> ClusterRecord:
     Raises:
         ClusterNotFoundError: no such file; the message names the running clusters.
         ValueError: the file is not a cluster file.
+
+    Example:
+        >>> import tempfile
+        >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()
+        >>> record = claim(ClusterRecord(name="demo", spec={"ps": ["127.0.0.1:2222"]}))
+        >>> find("demo").spec == find(record.path).spec == {"ps": ["127.0.0.1:2222"]}
+        True
+        >>> remove(record); del os.environ["JUPYTER_RUNTIME_DIR"]
     """
     looks_like_path = os.sep in name_or_file or name_or_file.endswith(".json")
     path = name_or_file if looks_like_path else cluster_file(name_or_file)

@@ -58,7 +58,13 @@ _running_lock = threading.Lock()
 
 
 class ClusterStartError(RuntimeError):
-    """A task did not start serving; ``job``, ``task``, ``exit_code`` (None: still running) and ``log`` say more."""
+    """A task did not start serving; ``job``, ``task``, ``exit_code`` (None: still running) and ``log`` say more.
+
+    Example:
+        >>> error = ClusterStartError("Task worker:1 exited with code 2", "worker", 1, 2, "bad flag")
+        >>> error.job, error.task, error.exit_code, str(error)
+        ('worker', 1, 2, 'Task worker:1 exited with code 2')
+    """
 
     def __init__(self, message: str, job: str, task: int, exit_code: int | None, log: str) -> None:
         super().__init__(message)
@@ -67,7 +73,13 @@ class ClusterStartError(RuntimeError):
 
 @dataclass(frozen=True)
 class TaskInfo:
-    """One row of :attr:`LocalCluster.tasks`."""
+    """One row of :attr:`LocalCluster.tasks`.
+
+    Example:
+        >>> info = TaskInfo("ps", 0, "127.0.0.1:2222", pid=1234, status="running", devices=("/device:CPU:0",))
+        >>> info.target
+        'zmq://127.0.0.1:2222'
+    """
 
     job: str
     task: int
@@ -128,6 +140,11 @@ class LocalCluster:
 
     Raises:
         ValueError: a bad job, count, name or option (the message names it).
+
+    Example:
+        >>> cluster = LocalCluster(jobs={"chief": 1, "worker": 2, "ps": 0})  # nothing starts before start()
+        >>> {job: len(addresses) for job, addresses in cluster.spec.items()}
+        {'chief': 1, 'worker': 2}
     """
 
     def __init__(

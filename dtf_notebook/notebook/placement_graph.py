@@ -103,6 +103,18 @@ class PlacementView:
         placed: True when devices are the assigned ones (a session answered), False when only requested.
         collapse: Whether name scopes are collapsed.
         expanded: The scopes drawn open.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     with tf.device("/job:ps/task:0"):
+        ...         w = tf.Variable(1.0, name="w")
+        ...     y = tf.identity(w, name="y")
+        >>> view = placement_view(g)
+        >>> [n["name"] for n in view.nodes], view.placed
+        (['w', 'y'], False)
+        >>> [n["name"] for n in view.collapsed(False).nodes]
+        ['w/initial_value', 'w', 'w/Assign', 'w/read', 'y']
     """
 
     def __init__(
@@ -246,6 +258,16 @@ def placement_view(
 
     Raises:
         ValueError: ``session`` runs another graph than the fetches belong to.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     with tf.device("/job:ps/task:0"):
+        ...         w = tf.Variable(1.0, name="w")
+        ...     with tf.device("/job:worker/task:0"):
+        ...         y = tf.identity(w, name="y")
+        >>> placement_view(y).summary()
+        '2 nodes (1 collapsed scopes) on 2 tasks, 1 edge between tasks; requested devices'
     """
     graph = fetches_or_graph if isinstance(fetches_or_graph, Graph) else None
     fetches = None if graph is not None else fetches_or_graph

@@ -76,6 +76,11 @@ class PlacedNode:
         control_inputs: Names of the nodes it must run after.
         kind: ``"op"``, ``"variable"`` (holds a variable) or ``"resource"`` (holds other state: a queue...).
         error: Why it could not be placed, if it could not.
+
+    Example:
+        >>> node = PlacedNode("w", "VariableV2", requested="/job:ps/task:0", kind="variable")
+        >>> node.device, node.inputs, node.error  # not placed yet
+        ('', (), None)
     """
 
     name: str
@@ -105,6 +110,11 @@ class PlacementModel:
         clusters: Task → its device labels, in drawing order.
         scopes: Collapsed scopes that can be expanded.
         colours: Device → fill colour.
+
+    Example:
+        >>> model = build_model([PlacedNode("a", "Const"), PlacedNode("b", "Identity", inputs=("a",))])
+        >>> [n["name"] for n in model.nodes], [(e["src_name"], e["dst_name"]) for e in model.edges]
+        (['a', 'b'], [('a', 'b')])
     """
 
     nodes: list[dict[str, Any]] = field(default_factory=list)

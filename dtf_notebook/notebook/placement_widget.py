@@ -36,6 +36,16 @@ class PlacementWidget(widgets.VBox):
 
     Args:
         view: The placement to show.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> from dtf_notebook.notebook.placement_graph import placement_view
+        >>> with tf.Graph().as_default():
+        ...     with tf.name_scope("model"):
+        ...         y = tf.add(tf.constant(1.0), 2.0)
+        ...     w = PlacementWidget(placement_view(y, collapse=False))
+        >>> w.collapse_toggle.value = True; [n["name"] for n in w.nodes]  # what the toggle button does
+        ['model']
     """
 
     def __init__(self, view: PlacementView, **kwargs: Any) -> None:

@@ -154,6 +154,14 @@ def enable_progress_bars(every_n_steps: int = 1, **tqdm_kwargs: Any) -> None:
 
 
 def disable_progress_bars() -> None:
-    """Undoes :func:`enable_progress_bars`."""
+    """Undoes :func:`enable_progress_bars`.
+
+    Example:
+        >>> enable_progress_bars(every_n_steps=10)
+        >>> len(default_hooks.default_hooks([]))
+        1
+        >>> disable_progress_bars(); default_hooks.default_hooks([])
+        []
+    """
     while _enabled:
         default_hooks.remove_default_hook_factory(_enabled.pop())

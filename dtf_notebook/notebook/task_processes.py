@@ -44,6 +44,13 @@ class TaskProcess:
         proc: Its ``Popen`` when it is a plain child of this process, or None.
         devices: Device names the task reported when it started serving.
         killed: True once :meth:`signal` sent it SIGKILL.
+
+    Example:
+        >>> task = TaskProcess("worker", 1, "127.0.0.1:2223", pid=os.getpid(), log="/tmp/worker-1.log")
+        >>> task.name, task.running(), task.exit_code()
+        ('worker:1', True, None)
+        >>> task.row()["address"]
+        '127.0.0.1:2223'
     """
 
     job: str

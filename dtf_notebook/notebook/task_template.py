@@ -54,7 +54,12 @@ __all__ = ["main", "native_threads", "run_task"]
 
 
 def native_threads() -> int:
-    """Threads of this process as the OS counts them (Python's and native ones; 1 where unknown)."""
+    """Threads of this process as the OS counts them (Python's and native ones; 1 where unknown).
+
+    Example:
+        >>> native_threads() >= threading.active_count()  # native threads (torch's pool, ...) count too
+        True
+    """
     try:
         return len(os.listdir("/proc/self/task"))
     except OSError:
@@ -244,7 +249,14 @@ class _Template:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``serve`` runs a template; ``task --parent-pid P [--threads N] -- ARGS`` runs one task in this process."""
+    """``serve`` runs a template; ``task --parent-pid P [--threads N] -- ARGS`` runs one task in this process.
+
+    Example:
+        >>> main(["task"])  # a task needs --parent-pid: a usage error, as from the command line
+        Traceback (most recent call last):
+            ...
+        SystemExit: 2
+    """
     p = argparse.ArgumentParser(prog="python -m dtf_notebook.notebook.task_template")
     sub = p.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run a template on stdin/stdout (started by TaskTemplate)")

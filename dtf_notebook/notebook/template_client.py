@@ -30,7 +30,15 @@ __all__ = ["TaskTemplate", "TemplateError", "fork_available", "shared_template"]
 
 
 class TemplateError(RuntimeError):
-    """The template process failed to start, died, or refused a request."""
+    """The template process failed to start, died, or refused a request.
+
+    Example:
+        >>> try:
+        ...     raise TemplateError("The task template exited with code 1")
+        ... except RuntimeError as e:
+        ...     print(type(e).__name__, e)
+        TemplateError The task template exited with code 1
+    """
 
 
 def fork_available() -> bool:

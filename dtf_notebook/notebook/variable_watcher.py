@@ -99,6 +99,11 @@ class VariableWatcher:
         status: Task name → ``"ok"``, ``"unavailable: <why>"``, or ``"pending"`` before its first answer.
         polls: How many refreshes have completed.
         error: What stopped the background thread, if something did.
+
+    Example:
+        >>> watcher = VariableWatcher({"worker": ["127.0.0.1:2222"]}, start=False)  # asks nothing yet
+        >>> watcher.status, watcher.rows, watcher.running
+        ({'/job:worker/replica:0/task:0': 'pending'}, [], False)
     """
 
     def __init__(

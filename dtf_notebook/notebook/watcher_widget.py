@@ -39,6 +39,12 @@ class VariableWatcherWidget(widgets.VBox):
 
     Args:
         watcher: The watcher to show (the widget listens to its refreshes).
+
+    Example:
+        >>> watcher = VariableWatcher({"worker": ["127.0.0.1:2222"]}, start=False)
+        >>> view = VariableWatcherWidget(watcher)
+        >>> view.toggle.description, "0 refreshes" in view.status.value
+        ('Start', True)
     """
 
     def __init__(self, watcher: VariableWatcher, **kwargs: Any) -> None:

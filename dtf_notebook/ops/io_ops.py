@@ -95,6 +95,16 @@ def save_shard(
 
     Raises:
         ValueError: the lists differ in length or the shard number is out of range.
+
+    Example:
+        >>> import json
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     meta = save_shard("memory://doc/save_shard/m", [tf.constant([1.0, 2.0])], ["w"], [""], 0, 1)
+        ...     with tf.Session() as sess:
+        ...         described = json.loads(sess.run(meta))
+        >>> described["file"], described["entries"][0]["shape"]
+        ('m.data-00000-of-00001.safetensors', [2])
     """
     values = [convert_to_tensor(t) for t in tensors]
     if not len(values) == len(tensor_names) == len(slice_specs):
@@ -159,6 +169,15 @@ def merge_checkpoint_shards(prefix: Any, shard_descriptions: Sequence[Any], name
 
     Raises:
         ValueError: no shard descriptions are given.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     prefix = "memory://doc/merge/model"
+        ...     metas = [save_shard(prefix, [tf.constant(float(i))], [f"v{i}"], [""], i, 2) for i in range(2)]
+        ...     with tf.Session() as sess:
+        ...         print(sess.run(merge_checkpoint_shards(prefix, metas)))
+        b'memory://doc/merge/model'
     """
     if not shard_descriptions:
         raise ValueError("merge_checkpoint_shards needs the description of at least one shard")
@@ -245,6 +264,17 @@ def restore_slices(
 
     Returns:
         The restored tensors.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     prefix = "memory://doc/restore/model"
+        ...     meta = save_shard(prefix, [tf.constant([[1, 2, 3], [4, 5, 6]])], ["m"], [""], 0, 1)
+        ...     (row,) = restore_slices(prefix, ["m"], ["2 3 1,1:-"], [tf.int32], [[1, 3]])
+        ...     with tf.Session() as sess:
+        ...         _ = sess.run(merge_checkpoint_shards(prefix, [meta]))
+        ...         print(sess.run(row))
+        [[4 5 6]]
     """
     if not len(tensor_names) == len(slice_specs) == len(dtypes_) == len(shapes):
         raise ValueError("restore_slices needs one slice spec, dtype and shape per tensor name")

@@ -25,7 +25,16 @@ from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, u
 
 
 def graph_of(values: Sequence[Any]) -> Graph:
-    """The graph that the tensor-like ``values`` belong to (the default graph when none is a tensor)."""
+    """The graph that the tensor-like ``values`` belong to (the default graph when none is a tensor).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> g = tf.Graph()
+        >>> with g.as_default():
+        ...     c = tf.constant(1.0)
+        >>> graph_of([2.0, c]) is g, graph_of([2.0]) is tf.get_default_graph()
+        (True, True)
+    """
     for v in values:
         g = getattr(v, "graph", None)
         if isinstance(g, Graph):
@@ -58,6 +67,13 @@ def binary_operands(x: Any, y: Any, op_name: str) -> tuple[Tensor, Tensor]:
 
     A Python value takes the dtype of the tensor operand; two tensors of
     different dtypes are a TypeError naming both.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     x, y = binary_operands(tf.constant([1, 2]), 3, "Add")
+        >>> x.dtype.name, y.dtype.name
+        ('int32', 'int32')
     """
     if isinstance(x, Tensor) or not isinstance(y, Tensor):
         x = convert_to_tensor(x, name="x")
@@ -84,7 +100,16 @@ def _convert_like(value: Any, dtype: dtypes.DType, op_name: str, arg: str, other
 
 
 def check_dtype(t: Tensor, allowed: Sequence[dtypes.DType], op_name: str, arg: str = "x") -> None:
-    """Raises TypeError when ``t``'s dtype is not among ``allowed`` (TF's message shape)."""
+    """Raises TypeError when ``t``'s dtype is not among ``allowed`` (TF's message shape).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     check_dtype(tf.constant("a"), (tf.float32, tf.int32), "Sqrt")
+        Traceback (most recent call last):
+            ...
+        TypeError: Value passed to parameter 'x' has DataType string not in list of allowed values: float32, int32
+    """
     if t.dtype not in allowed:
         names = ", ".join(d.name for d in allowed)
         raise TypeError(
@@ -94,25 +119,53 @@ def check_dtype(t: Tensor, allowed: Sequence[dtypes.DType], op_name: str, arg: s
 
 # ---- inference rules --------------------------------------------------------------------------
 def same_as_input(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
-    """One output with input 0's dtype and shape."""
+    """One output with input 0's dtype and shape.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     same_as_input(make_op("Identity", [tf.constant([1.0, 2.0])]))
+        [(tf.float32, TensorShape([2]))]
+    """
     x = op.inputs[0]
     return [(x.dtype, x.shape)]
 
 
 def broadcast_binary(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
-    """One output with input 0's dtype and the broadcast of both input shapes."""
+    """One output with input 0's dtype and the broadcast of both input shapes.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     broadcast_binary(make_op("Add", [tf.zeros([2, 1]), tf.zeros([3])]))
+        [(tf.float32, TensorShape([2, 3]))]
+    """
     x, y = op.inputs[0], op.inputs[1]
     return [(x.dtype, broadcast_shapes(x.shape, y.shape))]
 
 
 def broadcast_compare(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
-    """One bool output with the broadcast of both input shapes."""
+    """One bool output with the broadcast of both input shapes.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     broadcast_compare(make_op("Less", [tf.zeros([2, 1]), tf.zeros([3])]))
+        [(tf.bool, TensorShape([2, 3]))]
+    """
     x, y = op.inputs[0], op.inputs[1]
     return [(dtypes.bool, broadcast_shapes(x.shape, y.shape))]
 
 
 def attr_dtype_shape(dtype_attr: str = "dtype", shape_attr: str = "shape"):
-    """A rule giving one output whose dtype and shape come from two attrs."""
+    """A rule giving one output whose dtype and shape come from two attrs.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     attr_dtype_shape()(tf.placeholder(tf.float32, [None, 3]).op)
+        [(tf.float32, TensorShape([None, 3]))]
+    """
 
     def infer(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
         shape = op.get_attr(shape_attr) if shape_attr in op.attrs else None
@@ -122,7 +175,14 @@ def attr_dtype_shape(dtype_attr: str = "dtype", shape_attr: str = "shape"):
 
 
 def no_outputs(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
-    """No outputs (NoOp, group, assignments used only for effect)."""
+    """No outputs (NoOp, group, assignments used only for effect).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     no_outputs(tf.no_op())
+        []
+    """
     return []
 
 
@@ -130,6 +190,13 @@ def constant_value(t: Tensor) -> Any:
     """The numpy value of ``t`` when it is known while building (a Const, or a Shape of a fully known tensor).
 
     Returns None when it is not known statically.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     p = tf.placeholder(tf.float32)
+        ...     constant_value(tf.constant([1, 2])), constant_value(tf.shape(tf.zeros([2, 3]))), constant_value(p)
+        (array([1, 2], dtype=int32), array([2, 3], dtype=int32), None)
     """
     op = t.op
     if op.type == "Const":
@@ -144,7 +211,15 @@ def constant_value(t: Tensor) -> Any:
 
 
 def shape_from_tensor(t: Tensor) -> TensorShape:
-    """The shape a 1-D shape tensor describes, as far as it is known statically."""
+    """The shape a 1-D shape tensor describes, as far as it is known statically.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     p = tf.placeholder(tf.float32, [None, 3])
+        ...     shape_from_tensor(tf.constant([2, -1])), shape_from_tensor(tf.stack([4, tf.shape(p)[0]]))
+        (TensorShape([2, None]), TensorShape([4, None]))
+    """
     value = constant_value(t)
     if value is not None:
         return TensorShape([int(d) if d >= 0 else None for d in value.reshape(-1)])

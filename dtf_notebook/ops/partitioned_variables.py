@@ -173,7 +173,14 @@ register_tensor_conversion_function(PartitionedVariable, _partitioned_to_tensor,
 
 
 def call_partitioner(partitioner: Callable[..., Any], shape: TensorShape, dtype: dtypes.DType) -> list[int]:
-    """The partitioner's slicing of ``shape``, validated: one entry per axis, at most one above 1."""
+    """The partitioner's slicing of ``shape``, validated: one entry per axis, at most one above 1.
+
+    Example:
+        >>> from dtf_notebook.framework import dtypes
+        >>> split_cols = lambda shape, dtype: [1, 2]
+        >>> call_partitioner(split_cols, TensorShape([6, 4]), dtypes.float32)
+        [1, 2]
+    """
     if not shape.is_fully_defined():
         raise ValueError(f"Shape of a new partitioned variable must be fully defined, but instead was {shape}.")
     if shape.ndims < 1:
@@ -194,6 +201,14 @@ def call_partitioner(partitioner: Callable[..., Any], shape: TensorShape, dtype:
 
 
 def slice_dim_and_count(slicing: Sequence[int]) -> tuple[int, int]:
+    """The axis a slicing splits and its number of parts (axis 0, one part when nothing is split).
+
+    Example:
+        >>> slice_dim_and_count([1, 3])
+        (1, 3)
+        >>> slice_dim_and_count([1, 1])
+        (0, 1)
+    """
     for dim, count in enumerate(slicing):
         if count > 1:
             return dim, count
@@ -201,7 +216,12 @@ def slice_dim_and_count(slicing: Sequence[int]) -> tuple[int, int]:
 
 
 def iter_slices(full_shape: list[int], num_slices: int, slice_dim: int) -> Iterator[tuple[list[int], list[int]]]:
-    """(offset, shape) of each part; the first ``full % num_slices`` parts get one extra row (TF's split)."""
+    """(offset, shape) of each part; the first ``full % num_slices`` parts get one extra row (TF's split).
+
+    Example:
+        >>> list(iter_slices([2, 7], 3, 1))
+        [([0, 0], [2, 3]), ([0, 3], [2, 2]), ([0, 5], [2, 2])]
+    """
     extra = full_shape[slice_dim] % num_slices
     base = full_shape[slice_dim] // num_slices
     offset = [0] * len(full_shape)

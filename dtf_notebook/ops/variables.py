@@ -319,7 +319,16 @@ RefVariable = Variable
 
 # ---- collections and initializers ---------------------------------------------------------
 def global_variables(scope: str | None = None) -> list[Any]:
-    """Variables in ``GLOBAL_VARIABLES`` (optionally filtered by a name-scope regex)."""
+    """Variables in ``GLOBAL_VARIABLES`` (optionally filtered by a name-scope regex).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     a = tf.Variable(1.0, name="a")
+        ...     b = tf.Variable(2.0, name="b", trainable=False)
+        ...     [v.op.name for v in tf.global_variables()]
+        ['a', 'b']
+    """
     return get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
 
 
@@ -327,22 +336,57 @@ all_variables = global_variables
 
 
 def local_variables(scope: str | None = None) -> list[Any]:
-    """Variables in ``LOCAL_VARIABLES``."""
+    """Variables in ``LOCAL_VARIABLES``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     n = tf.Variable(0, name="n", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        ...     [v.op.name for v in tf.local_variables()]
+        ['n']
+    """
     return get_collection(GraphKeys.LOCAL_VARIABLES, scope)
 
 
 def trainable_variables(scope: str | None = None) -> list[Any]:
-    """Variables in ``TRAINABLE_VARIABLES``."""
+    """Variables in ``TRAINABLE_VARIABLES``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     w = tf.Variable(1.0, name="w")
+        ...     step = tf.Variable(0, name="step", trainable=False)
+        ...     [v.op.name for v in tf.trainable_variables()]
+        ['w']
+    """
     return get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
 
 
 def model_variables(scope: str | None = None) -> list[Any]:
-    """Variables in ``MODEL_VARIABLES``."""
+    """Variables in ``MODEL_VARIABLES``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     keys = [tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.MODEL_VARIABLES]
+        ...     m = tf.Variable(3.0, name="m", collections=keys)
+        ...     [v.op.name for v in tf.model_variables()]
+        ['m']
+    """
     return get_collection(GraphKeys.MODEL_VARIABLES, scope)
 
 
 def moving_average_variables(scope: str | None = None) -> list[Any]:
-    """Variables in ``MOVING_AVERAGE_VARIABLES``."""
+    """Variables in ``MOVING_AVERAGE_VARIABLES``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     v = tf.Variable(1.0, name="v")
+        ...     tf.add_to_collection(tf.GraphKeys.MOVING_AVERAGE_VARIABLES, v)
+        ...     [x.op.name for x in tf.moving_average_variables()]
+        ['v']
+    """
     return get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
 
 
@@ -390,7 +434,17 @@ initialize_all_variables = global_variables_initializer
 
 
 def local_variables_initializer() -> Operation:
-    """An op that initialises every local variable."""
+    """An op that initialises every local variable.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     n = tf.Variable(5, name="n", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        ...     with tf.Session() as sess:
+        ...         _ = sess.run(tf.local_variables_initializer())
+        ...         print(sess.run(n))
+        5
+    """
     return variables_initializer(local_variables())
 
 
@@ -398,12 +452,36 @@ initialize_local_variables = local_variables_initializer
 
 
 def is_variable_initialized(variable: Any) -> Tensor:
-    """A bool scalar telling whether ``variable`` is initialised."""
+    """A bool scalar telling whether ``variable`` is initialised.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     a = tf.Variable(1.0)
+        ...     with tf.Session() as sess:
+        ...         before = sess.run(tf.is_variable_initialized(a))
+        ...         _ = sess.run(a.initializer)
+        ...         print(before, sess.run(tf.is_variable_initialized(a)))
+        False True
+    """
     return state_ops.is_variable_initialized(variable)
 
 
 def assert_variables_initialized(var_list: Any = None) -> Operation:
-    """An op that fails with FailedPreconditionError when any of ``var_list`` is uninitialised."""
+    """An op that fails with FailedPreconditionError when any of ``var_list`` is uninitialised.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     a = tf.Variable(1.0)
+        ...     check = tf.assert_variables_initialized([a])
+        ...     with tf.Session() as sess:
+        ...         try:
+        ...             sess.run(check)
+        ...         except tf.errors.FailedPreconditionError:
+        ...             print("a is not initialised")
+        a is not initialised
+    """
     var_list = global_variables() if var_list is None else var_list
     if not var_list:
         return identity_ops.no_op(name="assert_variables_initialized")

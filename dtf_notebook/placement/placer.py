@@ -46,6 +46,13 @@ class PlacementNode:
         cpu_only: The node has no GPU kernel (string values, CPU-only ops).
         ref_sources: Names of nodes whose variable references it consumes.
         holds_state: The node owns a resource (a variable): unpinned, it goes to the cluster's state task.
+
+    Example:
+        >>> devs = ["/job:localhost/replica:0/task:0/device:CPU:0", "/job:localhost/replica:0/task:0/device:GPU:0"]
+        >>> nodes = [PlacementNode("v", "VariableV2", "/gpu:0"), PlacementNode("s", "Assign", ref_sources=("v",))]
+        >>> placed, _ = place(nodes, devs)
+        >>> placed["s"]   # follows the variable it assigns to
+        '/job:localhost/replica:0/task:0/device:GPU:0'
     """
 
     name: str

@@ -36,6 +36,12 @@ class BufferPool:
         min_bytes: Smaller requests are not pooled (the allocator recycles small blocks well on its own).
 
     Thread-safe.
+
+    Example:
+        >>> pool = BufferPool(max_bytes=1 << 20, min_bytes=1024)
+        >>> big, small = pool.take(4096), pool.take(10)
+        >>> big.dtype, big.nbytes, small.nbytes, pool.nbytes   # only the large buffer is pooled
+        (dtype('uint8'), 4096, 10, 4096)
     """
 
     def __init__(self, max_bytes: int = 1 << 30, min_bytes: int = 4 << 20) -> None:

@@ -214,6 +214,14 @@ def read_bytes(path: str) -> bytes:
 
     Raises:
         NotFoundError: there is no such file.
+
+    Example:
+        >>> write_atomic("memory://doc/read/f", b"abc"); read_bytes("memory://doc/read/f")
+        b'abc'
+        >>> read_bytes("memory://doc/read/missing")
+        Traceback (most recent call last):
+        ...
+        dtf_notebook.errors.NotFoundError: memory://doc/read/missing; No such file or directory (read)
     """
     fs, fs_path = filesystem(path)
     with _translated(path, "read"):
@@ -221,14 +229,26 @@ def read_bytes(path: str) -> bytes:
 
 
 def exists(path: str) -> bool:
-    """True when ``path`` names an existing file or directory."""
+    """True when ``path`` names an existing file or directory.
+
+    Example:
+        >>> write_atomic("memory://doc/exists/f", b"")
+        >>> exists("memory://doc/exists/f"), exists("memory://doc/exists"), exists("memory://doc/exists/g")
+        (True, True, False)
+    """
     fs, fs_path = filesystem(path)
     with _translated(path, "check"):
         return bool(fs.exists(fs_path))
 
 
 def isdir(path: str) -> bool:
-    """True when ``path`` is a directory (``""``, the working directory, is one)."""
+    """True when ``path`` is a directory (``""``, the working directory, is one).
+
+    Example:
+        >>> write_atomic("memory://doc/isdir/f", b"")
+        >>> isdir("memory://doc/isdir"), isdir("memory://doc/isdir/f"), isdir("")
+        (True, False, True)
+    """
     if not path:
         return True
     fs, fs_path = filesystem(path)
@@ -241,6 +261,12 @@ def mtime(path: str) -> float:
 
     Raises:
         NotFoundError: there is no such file.
+
+    Example:
+        >>> import time
+        >>> write_atomic("memory://doc/mtime/f", b"")
+        >>> abs(mtime("memory://doc/mtime/f") - time.time()) < 60
+        True
     """
     fs, fs_path = filesystem(path)
     with _translated(path, "stat"):
@@ -252,6 +278,12 @@ def remove(path: str, missing_ok: bool = False) -> None:
 
     Raises:
         NotFoundError: there is no such file and ``missing_ok`` is False.
+
+    Example:
+        >>> write_atomic("memory://doc/remove/f", b"")
+        >>> remove("memory://doc/remove/f"); exists("memory://doc/remove/f")
+        False
+        >>> remove("memory://doc/remove/f", missing_ok=True)   # already gone: nothing to do
     """
     fs, fs_path = filesystem(path)
     if missing_ok and not fs.exists(fs_path):

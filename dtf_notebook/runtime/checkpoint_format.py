@@ -223,6 +223,13 @@ def build_index(shards: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     Raises:
         InvalidArgumentError: shard numbers are inconsistent, a tensor is saved twice, or the parts of a
             partitioned tensor disagree on its dtype or full shape.
+
+    Example:
+        >>> data, entries = encode_shard([("w", "", torch.ones(2))])
+        >>> index = build_index([{"shard": 0, "num_shards": 1, "file": "m.data-00000-of-00001.safetensors",
+        ...                       "entries": entries}])
+        >>> index["tensors"]["w"]["dtype"], index["tensors"]["w"]["shape"]
+        ('float32', [2])
     """
     num = len(shards)
     ordered = sorted(shards, key=lambda s: s["shard"])
@@ -253,7 +260,13 @@ def build_index(shards: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def encode_index(index: Mapping[str, Any]) -> bytes:
-    """The index as UTF-8 JSON bytes."""
+    """The index as UTF-8 JSON bytes.
+
+    Example:
+        >>> data = encode_index({"tensors": {}})
+        >>> type(data).__name__, json.loads(data)
+        ('bytes', {'tensors': {}})
+    """
     return json.dumps(index, indent=1, sort_keys=False).encode("utf-8")
 
 
@@ -285,7 +298,16 @@ def parse_index(data: bytes, path: str) -> dict[str, Any]:
 
 
 def as_dtype(name: str, path: str) -> dtypes.DType:
-    """The DType named in an index, as a DataLossError naming the file when unknown."""
+    """The DType named in an index, as a DataLossError naming the file when unknown.
+
+    Example:
+        >>> as_dtype("float32", "m.index.json")
+        tf.float32
+        >>> as_dtype("float99", "m.index.json")
+        Traceback (most recent call last):
+        ...
+        dtf_notebook.errors.DataLossError: m.index.json names an unknown dtype 'float99'
+    """
     try:
         return dtypes.as_dtype(name)
     except TypeError:
@@ -293,5 +315,10 @@ def as_dtype(name: str, path: str) -> dtypes.DType:
 
 
 def num_elements(shape: Sequence[int]) -> int:
-    """The number of elements of a fully known shape."""
+    """The number of elements of a fully known shape.
+
+    Example:
+        >>> num_elements([2, 3]), num_elements([])
+        (6, 1)
+    """
     return math.prod(shape)

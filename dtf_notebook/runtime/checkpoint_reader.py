@@ -68,6 +68,15 @@ class CheckpointReader:
     Raises:
         NotFoundError: there is no checkpoint with that prefix (its index file is missing).
         DataLossError: the index is not a checkpoint index of this format.
+
+    Example:
+        >>> data, entries = fmt.encode_shard([("w", "", torch.ones(2))])
+        >>> checkpoint_files.write_atomic(fmt.shard_filename("memory://doc/cls/w", 0, 1), data)
+        >>> meta = {"shard": 0, "num_shards": 1, "file": "w.data-00000-of-00001.safetensors", "entries": entries}
+        >>> checkpoint_files.write_atomic("memory://doc/cls/w.index.json", fmt.encode_index(fmt.build_index([meta])))
+        >>> reader = CheckpointReader("memory://doc/cls/w")
+        >>> reader.names(), reader.dtype("w"), reader.read("w").tolist()
+        (['w'], tf.float32, [1.0, 1.0])
     """
 
     def __init__(self, prefix: str) -> None:

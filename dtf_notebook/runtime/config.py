@@ -47,7 +47,12 @@ class GPUOptions:
 
 @dataclass
 class GraphOptions:
-    """Graph optimisation options (accepted for compatibility)."""
+    """Graph optimisation options (accepted for compatibility).
+
+    Example:
+        >>> ConfigProto(graph_options=GraphOptions(infer_shapes=True)).graph_options.infer_shapes
+        True
+    """
 
     enable_recv_scheduling: bool = False
     build_cost_model: int = 0
@@ -138,7 +143,13 @@ class RunOptions:
 
 @dataclass
 class NodeExecStats:
-    """How one node ran in a traced step."""
+    """How one node ran in a traced step.
+
+    Example:
+        >>> stats = NodeExecStats("a", "Const", "/job:localhost/replica:0/task:0/device:CPU:0", 1000, 5)
+        >>> stats.node_name, stats.op, stats.all_end_rel_micros
+        ('a', 'Const', 5)
+    """
 
     node_name: str
     op: str
@@ -149,7 +160,13 @@ class NodeExecStats:
 
 @dataclass
 class StepStats:
-    """Per-device lists of NodeExecStats of a traced step."""
+    """Per-device lists of NodeExecStats of a traced step.
+
+    Example:
+        >>> stats = StepStats(dev_stats={"/cpu:0": [NodeExecStats("a", "Const", "/cpu:0", 1000, 5)]})
+        >>> [s.node_name for s in stats.dev_stats["/cpu:0"]]
+        ['a']
+    """
 
     dev_stats: dict[str, list[NodeExecStats]] = field(default_factory=dict)
 

@@ -34,6 +34,11 @@ class LocalDevice:
         torch_device: Where its tensors live.
         virtual: True for a GPU device backed by the CPU.
         memory_limit: Bytes this process may use on it (0 = unknown).
+
+    Example:
+        >>> d = LocalDevice("/job:localhost/replica:0/task:0/device:GPU:0", "GPU", 0, torch.device("cpu"), virtual=True)
+        >>> d.device_type, d.virtual, d.describe()["torch_device"]
+        ('GPU', True, 'cpu')
     """
 
     name: str
@@ -60,6 +65,11 @@ def virtual_gpu_count(config: Any) -> int:
 
     Raises:
         InvalidArgumentError: ``DTF_VIRTUAL_GPUS`` is not a whole number.
+
+    Example:
+        >>> from dtf_notebook.runtime.config import ConfigProto
+        >>> virtual_gpu_count(ConfigProto(virtual_gpus=2))
+        2
     """
     count = int(getattr(config, "virtual_gpus", 0) or 0)
     if count:

@@ -42,6 +42,11 @@ class ExecutionState:
     Attributes:
         resources: The resource containers (variables, queues).
         generators: Random generators by node name, so each random op continues its sequence across runs.
+
+    Example:
+        >>> state = ExecutionState()
+        >>> type(state.resources).__name__, state.generators
+        ('ResourceMgr', {})
     """
 
     resources: ResourceMgr = field(default_factory=ResourceMgr)
@@ -56,6 +61,12 @@ class StepContext:
         step_id: Unique id of the run.
         deadline: ``time.monotonic()`` value after which blocking kernels give up (None = never).
         extras: Backend-specific values (e.g. the rendezvous of a distributed step).
+
+    Example:
+        >>> StepContext(step_id=7).remaining() is None                  # no deadline
+        True
+        >>> StepContext(deadline=time.monotonic() + 30).remaining() > 20
+        True
     """
 
     step_id: int = 0
@@ -239,7 +250,16 @@ def needed_ops(fetch_ops: Sequence[Operation], fed: set[Tensor]) -> list[Operati
 
 
 def node_error(op: Operation, device: str, exc: BaseException) -> errors.OpError:
-    """Wraps an exception raised while running ``op`` into an OpError naming the node and device."""
+    """Wraps an exception raised while running ``op`` into an OpError naming the node and device.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     op = tf.constant(1.0, name="c").op
+        >>> error = node_error(op, "/cpu:0", ValueError("bad value"))
+        >>> type(error).__name__, error.message.splitlines()[0]
+        ('InvalidArgumentError', 'Const failed: bad value')
+    """
     where = ""
     if op.traceback:
         frame = op.traceback[-1]
@@ -262,6 +282,15 @@ class Plan:
         placement: Node name → LocalDevice.
         state: Shared execution state.
         placement_errors: Node name → message, for nodes that could not be placed.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> cpu = LocalDevice("/job:localhost/replica:0/task:0/device:CPU:0", "CPU", 0, torch.device("cpu"))
+        >>> with tf.Graph().as_default() as g:
+        ...     x = tf.placeholder(tf.float32, [], name="x"); y = tf.multiply(x, 3.0, name="y")
+        >>> plan = Plan([y], [], [x], {op.name: cpu for op in g.get_operations()}, ExecutionState())
+        >>> plan.run([torch.tensor(2.0)])
+        [tensor(6.)]
     """
 
     def __init__(

@@ -34,6 +34,14 @@ def flatten_fetches(graph: Graph, fetches: Any) -> tuple[list[Tensor | Operation
     Raises:
         TypeError: a fetch is None or of a type that cannot be fetched.
         ValueError: a fetch belongs to another graph or names nothing in it.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     a = tf.constant(1.0, name="a"); b = tf.constant(2.0, name="b")
+        >>> elements, rebuild = flatten_fetches(g, ("a:0", [b]))   # names work too
+        >>> [e.name for e in elements], rebuild([10.0, 20.0])
+        (['a:0', 'b:0'], (10.0, [20.0]))
     """
     elements: list[Tensor | Operation] = []
     index: dict[int, int] = {}

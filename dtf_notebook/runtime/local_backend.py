@@ -74,6 +74,11 @@ class LocalBackend:
         devices: Devices to use (default: this process's, from ``config``).
         state: Execution state to share (default: a new one, private to this backend).
         job, task: This process's place in a cluster (``localhost``/0 for a plain session).
+
+    Example:
+        >>> backend = LocalBackend(ConfigProto(virtual_gpus=1))
+        >>> [d.name for d in backend.list_devices()]
+        ['/job:localhost/replica:0/task:0/device:CPU:0', '/job:localhost/replica:0/task:0/device:GPU:0']
     """
 
     def __init__(

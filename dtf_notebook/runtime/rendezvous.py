@@ -22,7 +22,18 @@ from dtf_notebook import errors
 
 
 class Rendezvous:
-    """Tensors of one step, by key. Thread-safe."""
+    """Tensors of one step, by key. Thread-safe.
+
+    Example:
+        >>> r = Rendezvous()
+        >>> r.put("a;1;b;t:0;0:0", 7)
+        >>> r.recv("a;1;b;t:0;0:0", deadline=time.monotonic() + 1)
+        7
+        >>> r.recv("never;sent", deadline=time.monotonic() + 0.01)
+        Traceback (most recent call last):
+        ...
+        dtf_notebook.errors.DeadlineExceededError: Timed out waiting for tensor 'never;sent'
+    """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()

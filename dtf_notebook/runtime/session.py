@@ -94,7 +94,15 @@ def get_default_session() -> BaseSession | None:
 
 
 def clear_default_session_stack() -> None:
-    """Forgets every default session of this thread (``reset_default_graph`` does this)."""
+    """Forgets every default session of this thread (``reset_default_graph`` does this).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess, sess.as_default():
+        ...     clear_default_session_stack()
+        ...     tf.get_default_session() is None
+        True
+    """
     _sessions.stack.clear()
 
 
@@ -103,6 +111,14 @@ def run_in_default_session(fetch: Any, feed_dict: Any, session: BaseSession | No
 
     Raises:
         ValueError: there is no session to use, or it belongs to another graph.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     y = tf.constant(2.0) * 3.0
+        ...     with sess.as_default():
+        ...         print(run_in_default_session(y, None, None))
+        6.0
     """
     session = session or get_default_session()
     if session is None:
@@ -118,7 +134,17 @@ def run_in_default_session(fetch: Any, feed_dict: Any, session: BaseSession | No
 
 
 class BaseSession:
-    """Shared behaviour of Session and InteractiveSession."""
+    """Shared behaviour of Session and InteractiveSession.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     x = tf.placeholder(tf.float32, []); y = x + 1.0
+        >>> sess = BaseSession(graph=g)
+        >>> sess.run(y, {x: 1.0}), sess.graph is g
+        (np.float32(2.0), True)
+        >>> sess.close()
+    """
 
     def __init__(self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None) -> None:
         if graph is not None and not isinstance(graph, Graph):

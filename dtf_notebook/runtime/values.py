@@ -64,7 +64,12 @@ def dtype_of(value: Any) -> dtypes.DType:
 
 
 def is_string_value(value: Any) -> bool:
-    """True for a string tensor's value (a numpy object array)."""
+    """True for a string tensor's value (a numpy object array).
+
+    Example:
+        >>> is_string_value(np.array([b"a"], dtype=object)), is_string_value(torch.tensor([1.0]))
+        (True, False)
+    """
     return isinstance(value, np.ndarray) and value.dtype == object
 
 

@@ -29,7 +29,17 @@ from dtf_notebook.summary.tensor_proto import make_tensor_proto, shape_proto
 
 
 class AttrValue(Message):
-    """One node attribute: a string, int, float, bool, dtype, shape, tensor or a list of those."""
+    """One node attribute: a string, int, float, bool, dtype, shape, tensor or a list of those.
+
+    Example:
+        >>> AttrValue(i=3).WhichOneof("value")
+        'i'
+        >>> print(AttrValue(list=AttrValue.ListValue(i=[1, 2])), end="")
+        list {
+          i: 1
+          i: 2
+        }
+    """
 
     class ListValue(Message):
         """A list-valued attribute."""
@@ -58,7 +68,14 @@ class AttrValue(Message):
 
 
 class NodeDef(Message):
-    """One node: ``name``, ``op``, ``input`` (``"^name"`` for control inputs), ``device`` and ``attr``."""
+    """One node: ``name``, ``op``, ``input`` (``"^name"`` for control inputs), ``device`` and ``attr``.
+
+    Example:
+        >>> print(NodeDef(name="y", op="Identity", input=["x"]), end="")
+        name: "y"
+        op: "Identity"
+        input: "x"
+    """
 
     FIELDS = (
         Field("name", 1, "string"),
@@ -70,7 +87,12 @@ class NodeDef(Message):
 
 
 class VersionDef(Message):
-    """The graph's format version."""
+    """The graph's format version.
+
+    Example:
+        >>> VersionDef(producer=27).producer, VersionDef().min_consumer
+        (27, 0)
+    """
 
     FIELDS = (
         Field("producer", 1, "int32"),
@@ -80,7 +102,13 @@ class VersionDef(Message):
 
 
 class GraphDef(Message):
-    """A graph's nodes and version."""
+    """A graph's nodes and version.
+
+    Example:
+        >>> graph = GraphDef(node=[NodeDef(name="a", op="NoOp")], versions=VersionDef(producer=1))
+        >>> GraphDef.FromString(graph.SerializeToString()).node[0].op
+        'NoOp'
+    """
 
     FIELDS = (
         Field("node", 1, "message", repeated=True, message=NodeDef),
@@ -90,7 +118,13 @@ class GraphDef(Message):
 
 
 class MetaGraphDef(Message):
-    """A graph with what is needed to resume it; here the ``graph_def`` and the ``meta_info_def`` tags."""
+    """A graph with what is needed to resume it; here the ``graph_def`` and the ``meta_info_def`` tags.
+
+    Example:
+        >>> meta = MetaGraphDef(meta_info_def=MetaGraphDef.MetaInfoDef(tags=["serve"]), graph_def=GraphDef())
+        >>> list(meta.meta_info_def.tags)
+        ['serve']
+    """
 
     class MetaInfoDef(Message):
         """Free-form information about the meta graph."""
@@ -109,7 +143,14 @@ class MetaGraphDef(Message):
 
 
 class NodeExecStats(Message):
-    """How one node ran in a traced step (times in microseconds)."""
+    """How one node ran in a traced step (times in microseconds).
+
+    Example:
+        >>> print(NodeExecStats(node_name="a", all_start_micros=10, all_end_rel_micros=3), end="")
+        node_name: "a"
+        all_start_micros: 10
+        all_end_rel_micros: 3
+    """
 
     FIELDS = (
         Field("node_name", 1, "string"),
@@ -122,19 +163,39 @@ class NodeExecStats(Message):
 
 
 class DeviceStepStats(Message):
-    """The traced nodes of one device."""
+    """The traced nodes of one device.
+
+    Example:
+        >>> stats = DeviceStepStats(device="/cpu:0")
+        >>> stats.node_stats.add(node_name="a").node_name
+        'a'
+    """
 
     FIELDS = (Field("device", 1, "string"), Field("node_stats", 2, "message", repeated=True, message=NodeExecStats))
 
 
 class StepStats(Message):
-    """Per-device timings of a traced step."""
+    """Per-device timings of a traced step.
+
+    Example:
+        >>> step = StepStats()
+        >>> step.dev_stats.add(device="/cpu:0").device, len(step.dev_stats)
+        ('/cpu:0', 1)
+    """
 
     FIELDS = (Field("dev_stats", 1, "message", repeated=True, message=DeviceStepStats),)
 
 
 class RunMetadata(Message):
-    """What a traced run reports: ``step_stats`` and the ``partition_graphs`` that ran."""
+    """What a traced run reports: ``step_stats`` and the ``partition_graphs`` that ran.
+
+    Example:
+        >>> meta = RunMetadata()
+        >>> meta.step_stats.dev_stats.add(device="/cpu:0").device
+        '/cpu:0'
+        >>> meta.HasField("step_stats"), len(meta.partition_graphs)
+        (True, 0)
+    """
 
     FIELDS = (
         Field("step_stats", 1, "message", message=StepStats),

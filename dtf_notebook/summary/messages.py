@@ -129,7 +129,12 @@ class SummaryMetadata(Message):
 
 
 class SummaryDescription(Message):
-    """A hint of a summary's type (``type_hint``)."""
+    """A hint of a summary's type (``type_hint``).
+
+    Example:
+        >>> print(SummaryDescription(type_hint="scalar"), end="")
+        type_hint: "scalar"
+    """
 
     FIELDS = (Field("type_hint", 1, "string"),)
 
@@ -184,7 +189,13 @@ class Summary(Message):
 
 
 class LogMessage(Message):
-    """A log line kept in an event file (``level``, ``message``)."""
+    """A log line kept in an event file (``level``, ``message``).
+
+    Example:
+        >>> print(LogMessage(level=LogMessage.WARN, message="disk full"), end="")
+        level: WARN
+        message: "disk full"
+    """
 
     UNKNOWN, DEBUGGING, INFO, WARN, ERROR, FATAL = 0, 10, 20, 30, 40, 50
 
@@ -217,13 +228,24 @@ class SessionLog(Message):
 
 
 class TaggedRunMetadata(Message):
-    """A step's serialized run metadata under a ``tag``."""
+    """A step's serialized run metadata under a ``tag``.
+
+    Example:
+        >>> tagged = TaggedRunMetadata(tag="step_5", run_metadata=b"\x01")
+        >>> TaggedRunMetadata.FromString(tagged.SerializeToString()).tag
+        'step_5'
+    """
 
     FIELDS = (Field("tag", 1, "string"), Field("run_metadata", 2, "bytes"))
 
 
 class SourceMetadata(Message):
-    """Which program wrote the event file."""
+    """Which program wrote the event file.
+
+    Example:
+        >>> print(SourceMetadata(writer="dtf_notebook"), end="")
+        writer: "dtf_notebook"
+    """
 
     FIELDS = (Field("writer", 1, "string"),)
 

@@ -53,6 +53,13 @@ class Field(NamedTuple):
         message: The message class (or a no-argument callable returning it) of a message or map field.
         oneof: Name of the oneof group the field belongs to.
         enum_names: Number → name, for the text format of enum fields.
+
+    Example:
+        >>> field = Field("loss", 2, "float")
+        >>> field.repeated, field.oneof
+        (False, None)
+        >>> Field("step", 1, "message", message=lambda: Field).message_class() is Field
+        True
     """
 
     name: str

@@ -66,6 +66,12 @@ def _signed64(value: int) -> int:
 
 
 def round_float32(value: float) -> float:
+    """The nearest 32-bit float to ``value`` (what a ``float`` field stores), as a Python float.
+
+    Example:
+        >>> round_float32(0.1), round_float32(0.5)
+        (0.10000000149011612, 0.5)
+    """
     return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
@@ -74,6 +80,15 @@ def coerce(field: Any, value: Any) -> Any:
 
     Raises:
         TypeError: the value does not fit the field's kind (the message names the field).
+
+    Example:
+        >>> from dtf_notebook.summary.proto import Field
+        >>> coerce(Field("step", 1, "int64"), 3.0), coerce(Field("tag", 2, "string"), b"loss")
+        (3, 'loss')
+        >>> coerce(Field("step", 1, "int64"), 2.5)
+        Traceback (most recent call last):
+            ...
+        TypeError: Field 'step' holds integers, got 2.5
     """
     kind = field.kind
     if kind in ("double", "float"):
@@ -109,6 +124,12 @@ def _as_number(field: Any, value: Any, kind: Callable[[Any], Any]) -> Any:
 
 
 def encode_scalar(kind: str, value: Any) -> bytes:
+    """The wire bytes of one scalar of ``kind`` (length-prefixed for strings and bytes; no field key).
+
+    Example:
+        >>> encode_scalar("string", "hi"), encode_scalar("int64", 300)
+        (b'\\x02hi', b'\\xac\\x02')
+    """
     if kind == "double":
         return struct.pack("<d", value)
     if kind == "float":
@@ -122,6 +143,14 @@ def encode_scalar(kind: str, value: Any) -> bytes:
 
 
 def decode_scalar(kind: str, data: memoryview, pos: int, wire_type: int) -> tuple[Any, int]:
+    """Reads one scalar of ``kind`` sent with ``wire_type`` at ``pos``; returns (value, next position).
+
+    Example:
+        >>> decode_scalar("string", memoryview(b"\\x02hi"), 0, LENGTH)
+        ('hi', 3)
+        >>> decode_scalar("int64", memoryview(encode_varint(-2)), 0, VARINT)
+        (-2, 10)
+    """
     if wire_type == FIXED64:
         (value,) = struct.unpack_from("<d" if kind == "double" else "<q", data, pos)
         return value, pos + 8
@@ -141,6 +170,12 @@ def decode_scalar(kind: str, data: memoryview, pos: int, wire_type: int) -> tupl
 
 
 def skip_field(data: memoryview, pos: int, wire_type: int) -> int:
+    """The position after the value of ``wire_type`` at ``pos`` (for fields this code does not know).
+
+    Example:
+        >>> skip_field(memoryview(b"\\x02hi\\x08"), 0, LENGTH), skip_field(memoryview(b"\\xac\\x02"), 0, VARINT)
+        (3, 2)
+    """
     if wire_type == VARINT:
         return decode_varint(data, pos)[1]
     if wire_type == FIXED64:
@@ -154,10 +189,22 @@ def skip_field(data: memoryview, pos: int, wire_type: int) -> int:
 
 
 def field_key(number: int, wire_type: int) -> bytes:
+    """The key that starts a field on the wire: ``number`` and ``wire_type`` as one varint.
+
+    Example:
+        >>> field_key(1, LENGTH), field_key(2, VARINT)
+        (b'\\n', b'\\x10')
+    """
     return encode_varint((number << 3) | wire_type)
 
 
 def escape_text(value: str | bytes) -> str:
+    """Text or bytes escaped for a quoted string of protobuf's text format (C escapes, octal for the rest).
+
+    Example:
+        >>> print(escape_text('say "hi"\\n'), escape_text(b"\\xff"))
+        say \\"hi\\"\\n \\377
+    """
     data = value.encode("utf-8") if isinstance(value, str) else value
     out = []
     for byte in data:
@@ -172,7 +219,12 @@ def escape_text(value: str | bytes) -> str:
 
 
 def text_scalar(kind: str, value: Any, enum_names: dict[int, str] | None = None) -> str:
-    """One scalar as protobuf's text format writes it (enums by name when ``enum_names`` knows it)."""
+    """One scalar as protobuf's text format writes it (enums by name when ``enum_names`` knows it).
+
+    Example:
+        >>> text_scalar("bool", True), text_scalar("enum", 3, {3: "CHECKPOINT"}), text_scalar("double", 0.1)
+        ('true', 'CHECKPOINT', '0.1')
+    """
     if kind in ("string", "bytes"):
         return f'"{escape_text(value)}"'
     if kind == "bool":

@@ -31,6 +31,13 @@ def summary_iterator(path: str) -> Iterator[Event]:
     Raises:
         NotFoundError: there is no file at ``path``.
         DataLossError: a record is corrupted or cut short, or does not hold an ``Event``.
+
+    Example:
+        >>> from dtf_notebook.summary.writer import FileWriter
+        >>> with FileWriter("memory://summary_iterator_fn_doc") as writer:
+        ...     pass
+        >>> [event.file_version for event in summary_iterator(writer.event_writer.filename)]
+        ['brain.Event:2']
     """
     try:
         file = fsspec.open(path, "rb").open()

@@ -217,6 +217,12 @@ def update_checkpoint_state_internal(
 
     Raises:
         RuntimeError: the checkpoint path is the state file's own path.
+
+    Example:
+        >>> update_checkpoint_state_internal("memory://doc/internal", "memory://doc/internal/model-2",
+        ...                                  save_relative_paths=True)
+        >>> get_checkpoint_state("memory://doc/internal").all_model_checkpoint_paths
+        ['memory://doc/internal/model-2']
     """
     if save_relative_paths:
         model_checkpoint_path = _relative(model_checkpoint_path, save_dir)

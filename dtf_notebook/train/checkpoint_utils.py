@@ -77,6 +77,11 @@ def NewCheckpointReader(filepattern: str) -> CheckpointReaderNumpy:
 
     Raises:
         NotFoundError: there is no checkpoint with that prefix.
+
+    Example:
+        >>> reader = NewCheckpointReader("memory://doc/utils/model")
+        >>> reader.get_tensor("emb").shape
+        (5, 2)
     """
     return CheckpointReaderNumpy(os.fspath(filepattern))
 
@@ -87,6 +92,10 @@ def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReaderNumpy:
     Raises:
         ValueError: a directory holds no checkpoint.
         NotFoundError: the prefix names no checkpoint.
+
+    Example:
+        >>> load_checkpoint("memory://doc/utils").get_variable_to_shape_map()  # the directory's latest
+        {'emb': [5, 2]}
     """
     path = os.fspath(ckpt_dir_or_file)
     filename = latest_checkpoint(path) if checkpoint_files.isdir(path) else None
@@ -100,6 +109,10 @@ def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
 
     Raises:
         ValueError, NotFoundError: as :func:`load_checkpoint`.
+
+    Example:
+        >>> list_variables("memory://doc/utils/model")
+        [('emb', [5, 2])]
     """
     shapes = load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map()
     return [(name, shapes[name]) for name in sorted(shapes)]
@@ -110,6 +123,10 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> Any:
 
     Raises:
         NotFoundError: no such variable in the checkpoint.
+
+    Example:
+        >>> load_variable("memory://doc/utils/model", "emb:0").tolist()
+        [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]
     """
     if name.endswith(":0"):
         name = name[:-2]

@@ -113,6 +113,14 @@ def export_meta_graph(
 
     Raises:
         TypeError: an attr holds a value that cannot be stored (the message names the node).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     v = tf.Variable(1.0, name="v")
+        >>> meta = export_meta_graph(graph=g, collection_list=["variables"])
+        >>> meta["collection_def"], meta["meta_info_def"]["stripped_op_list"]
+        ({'variables': ['v:0']}, ['Assign', 'Const', 'Identity', 'VariableV2'])
     """
     graph = graph or get_default_graph()
     graph_def = _graph_def_json(graph, clear_devices)

@@ -179,6 +179,14 @@ def saveables_from_var_list(var_list: Any) -> list[SaveableObject]:
     Raises:
         TypeError: a dict value is not a variable, partitioned variable, list of slices or SaveableObject.
         ValueError: the same variable appears under two names, or names collide.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     w = tf.Variable(1.0, name="w")
+        ...     saveables = saveables_from_var_list({"weights": w})
+        >>> [(s.name, s.specs[0].name) for s in saveables]
+        [('weights', 'weights')]
     """
     names = var_list if isinstance(var_list, dict) else op_list_to_dict(var_list)
     saveables: list[SaveableObject] = []

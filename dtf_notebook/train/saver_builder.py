@@ -89,6 +89,14 @@ class BulkSaverBuilder:
         saveables: What to save.
         reshape: Restore ops accept saved tensors of another shape with as many elements.
         restore_sequentially: Each device group restores after the previous one.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.train.saveable_object import saveables_from_var_list
+        >>> with tf.Graph().as_default():
+        ...     builder = BulkSaverBuilder(saveables_from_var_list([tf.Variable(1.0, name="v")]), False, False)
+        ...     builder.build(None, False, None).save_tensor_name
+        'save/control_dependency:0'
     """
 
     def __init__(self, saveables: list[SaveableObject], reshape: bool, restore_sequentially: bool) -> None:

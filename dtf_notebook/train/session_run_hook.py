@@ -26,7 +26,15 @@ from typing import Any, NamedTuple
 
 
 class SessionRunHook:
-    """Base class for hooks; every method does nothing unless overridden."""
+    """Base class for hooks; every method does nothing unless overridden.
+
+    Example:
+        >>> class FetchLoss(SessionRunHook):
+        ...     def before_run(self, run_context):
+        ...         return SessionRunArgs(fetches="loss:0")
+        >>> FetchLoss().before_run(None).fetches, SessionRunHook().before_run(None)
+        ('loss:0', None)
+    """
 
     def begin(self) -> None:
         """Called once before the session is created; the graph may still be changed."""

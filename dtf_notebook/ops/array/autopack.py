@@ -32,6 +32,15 @@ def autopack(value: Any, dtype: dtypes.DType | None = None, name: str = "packed"
 
     Numbers take ``dtype``, else the dtype of the first tensor; with ``dtype`` given, tensors of
     another dtype are cast to it (as TF does).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     x = tf.placeholder(tf.float32, [None, 3])
+        ...     packed = autopack([tf.shape(x)[0], 3])
+        ...     wide = autopack([tf.constant(2), 3], dtype=tf.int64)
+        >>> packed.op.type, packed.shape.as_list(), wide.dtype.name
+        ('Pack', [2], 'int64')
     """
     items = list(value)
     number_dtype = dtype if dtype is not None else first_tensor_dtype(flat(items))

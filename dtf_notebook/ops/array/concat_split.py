@@ -208,7 +208,15 @@ def split(
 
 
 def split_v_outputs(value: Tensor, sizes: Tensor, axis: Any, num: int) -> list[Tensor]:
-    """SplitV without the list-building front end (used by gradients)."""
+    """SplitV without the list-building front end (used by gradients).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     parts = split_v_outputs(tf.constant([1, 2, 3, 4, 5]), tf.constant([2, 3]), 0, 2)
+        ...     print([p.tolist() for p in sess.run(parts)])
+        [[1, 2], [3, 4, 5]]
+    """
     with op_scope(None, "split", [value, sizes]) as scope:
         a = int_tensor(axis, name="split_dim")
         return make_op("SplitV", [value, sizes, a], {"num_split": num}, name=scope).outputs

@@ -31,14 +31,26 @@ INDEX_DTYPES = (dtypes.int32, dtypes.int64)
 
 
 def contains_tensor(value: Any) -> bool:
-    """True when ``value`` is tensor-like or a (nested) list/tuple holding one."""
+    """True when ``value`` is tensor-like or a (nested) list/tuple holding one.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     contains_tensor([1, [2, tf.constant(3)]]), contains_tensor([1, [2, 3]])
+        (True, False)
+    """
     if isinstance(value, list | tuple):
         return any(contains_tensor(v) for v in value)
     return is_tensor_like(value)
 
 
 def dim_int(d: Any) -> Any:
-    """A ``Dimension``'s value (an error when unknown); anything else unchanged."""
+    """A ``Dimension``'s value (an error when unknown); anything else unchanged.
+
+    Example:
+        >>> dim_int(Dimension(3)), dim_int(5)
+        (3, 5)
+    """
     if isinstance(d, Dimension):
         if d.value is None:
             raise ValueError("Cannot convert an unknown Dimension to a Tensor.")
@@ -47,7 +59,14 @@ def dim_int(d: Any) -> Any:
 
 
 def first_tensor_dtype(values: Sequence[Any]) -> dtypes.DType | None:
-    """The dtype of the first tensor-like entry of ``values``; None when there is none."""
+    """The dtype of the first tensor-like entry of ``values``; None when there is none.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     first_tensor_dtype([1, tf.constant(2, tf.int64)]), first_tensor_dtype([1, 2])
+        (tf.int64, None)
+    """
     for v in values:
         if is_tensor_like(v):
             return convert_to_tensor(v).dtype
@@ -55,7 +74,15 @@ def first_tensor_dtype(values: Sequence[Any]) -> dtypes.DType | None:
 
 
 def int_tensor(value: Any, name: str, param: str | None = None) -> Tensor:
-    """Converts a shape-like argument (tensor, TensorShape, nested list, numpy array) to an int32/int64 tensor."""
+    """Converts a shape-like argument (tensor, TensorShape, nested list, numpy array) to an int32/int64 tensor.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     t = int_tensor(TensorShape([2, 3]), name="shape")
+        >>> t.op.type, t.dtype.name, t.shape.as_list()
+        ('Const', 'int32', [2])
+    """
     param = param or name
     if isinstance(value, Dimension):
         value = dim_int(value)
@@ -86,7 +113,14 @@ def _int_constant(value: Any, name: str, param: str) -> Tensor:
 
 
 def same_dtype_tensors(values: Sequence[Any], op_type: str, param: str = "values") -> list[Tensor]:
-    """Converts a list input: Python values take the dtype of the tensors among them (TF's list-input rule)."""
+    """Converts a list input: Python values take the dtype of the tensors among them (TF's list-input rule).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     [t.dtype.name for t in same_dtype_tensors([1, tf.constant(2.0)], "Pack")]
+        ['float32', 'float32']
+    """
     dtype = first_tensor_dtype(values)
     tensors = [convert_to_tensor(v) if contains_tensor(v) else convert_to_tensor(v, dtype=dtype) for v in values]
     kinds = [t.dtype for t in tensors]
@@ -99,7 +133,15 @@ def same_dtype_tensors(values: Sequence[Any], op_type: str, param: str = "values
 
 
 def tensor_and_ints_op(op_type: str, name: str | None, x: Any, x_name: str, ints: Any, ints_name: str) -> Tensor:
-    """Builds ``op_type(x, ints)`` for ops taking a tensor and a shape-like argument (Reshape, Tile, ...)."""
+    """Builds ``op_type(x, ints)`` for ops taking a tensor and a shape-like argument (Reshape, Tile, ...).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     t = tensor_and_ints_op("Reshape", None, tf.zeros([2, 3]), "tensor", [3, 2], "shape")
+        >>> t.op.type, t.shape.as_list()
+        ('Reshape', [3, 2])
+    """
     with op_scope(name, op_type, [x, ints]) as scope:
         t = convert_to_tensor(x, name=x_name)
         i = int_tensor(ints, name=ints_name)

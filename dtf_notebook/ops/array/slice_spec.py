@@ -20,7 +20,14 @@ MASK_NAMES = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrin
 
 
 class SliceSpecError(ValueError):
-    """A strided-slice spec that cannot apply to the input (TF's message)."""
+    """A strided-slice spec that cannot apply to the input (TF's message).
+
+    Example:
+        >>> strided_slice_shape([3], [0, 0], [1, 1], [1, 1], (0, 0, 0b11, 0, 0))
+        Traceback (most recent call last):
+            ...
+        dtf_notebook.ops.array.slice_spec.SliceSpecError: Multiple ellipses in slice spec not allowed
+    """
 
 
 def dense_spec(
@@ -31,6 +38,11 @@ def dense_spec(
     Returns ``(dense, final)``: ``dense[d] = (sparse index or None, begin masked, end masked, shrink)`` and, per
     output dimension, the dense dimension it comes from (``NEW_AXIS`` for an inserted one); shrunk dimensions
     do not appear in ``final``.
+
+    Example:
+        >>> # x[0] on a [3, 4] input: dimension 0 shrinks, dimension 1 comes from the implicit ellipsis.
+        >>> dense_spec(2, 1, (0, 0, 0, 0, 0b1))
+        ([(0, False, False, True), (None, True, True, False)], [1])
     """
     begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_mask = masks
     if bin(ellipsis_mask & ((1 << n_sparse) - 1)).count("1") > 1:
@@ -76,7 +88,12 @@ def slice_dim(
     end_masked: bool,
     shrink: bool,
 ) -> tuple[int | None, int | None, int | None]:
-    """One dense dimension: ``(start, stop, size)`` after TF's canonicalisation (None where unknown)."""
+    """One dense dimension: ``(start, stop, size)`` after TF's canonicalisation (None where unknown).
+
+    Example:
+        >>> slice_dim(0, 5, 1, None, 2, begin_masked=False, end_masked=True, shrink=False)  # [1::2] of 5
+        (1, 5, 2)
+    """
     if s == 0:
         raise SliceSpecError(f"strides[{i}] must be non-zero")
     if dim is None:
@@ -134,7 +151,12 @@ def strided_slice_shape(
     strides: Sequence[int | None],
     masks: Sequence[int],
 ) -> list[int | None]:
-    """The output shape of a strided slice over ``dims`` (entries may be unknown)."""
+    """The output shape of a strided slice over ``dims`` (entries may be unknown).
+
+    Example:
+        >>> strided_slice_shape([None, 4], [0, 1], [0, 3], [1, 1], (0b01, 0, 0, 0, 0))  # x[:, 1:3]
+        [None, 2]
+    """
     resolved, final = _resolve(dims, (begin, end, strides), masks)
     return [1 if f == NEW_AXIS else resolved[f][2][2] for f in final]
 
@@ -146,6 +168,11 @@ def strided_slice_plan(
 
     ``x[index]`` takes the elements with positive steps (torch has no negative-step slicing), flipping
     ``flip_dims`` of that result restores the requested order, and a reshape to ``final_shape`` inserts new axes.
+
+    Example:
+        >>> # x[1:, ::-1] on a [3, 4] input: slice forward, then flip dimension 1 of the result.
+        >>> strided_slice_plan([3, 4], [1, 0], [0, 0], [1, -1], (0b10, 0b11, 0, 0, 0))
+        ((slice(1, 3, 1), slice(0, 4, 1)), (1,), (2, 4), None)
     """
     resolved, final = _resolve(dims, (begin, end, strides), masks)
     index: list[Any] = []

@@ -25,13 +25,27 @@ from dtf_notebook.ops.op_helpers import constant_value
 
 
 def const_ints(t: Tensor) -> list[int] | None:
-    """The values of an int tensor known while building, flattened; None when unknown."""
+    """The values of an int tensor known while building, flattened; None when unknown.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     const_ints(tf.constant([[1, 2], [3, 4]])), const_ints(tf.placeholder(tf.int32))
+        ([1, 2, 3, 4], None)
+    """
     value = constant_value(t)
     return None if value is None else [int(v) for v in np.asarray(value).reshape(-1)]
 
 
 def const_int(t: Tensor) -> int | None:
-    """The single value of an int tensor known while building; None when unknown or not one value."""
+    """The single value of an int tensor known while building; None when unknown or not one value.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     const_int(tf.constant([7])), const_int(tf.constant([1, 2]))
+        (7, None)
+    """
     value = constant_value(t)
     if value is None or np.size(value) != 1:
         return None
@@ -39,7 +53,15 @@ def const_int(t: Tensor) -> int | None:
 
 
 def scalar_int(t: Tensor) -> int | None:
-    """A scalar int known while building, including ``tf.shape(x)[i]`` of a known dimension."""
+    """A scalar int known while building, including ``tf.shape(x)[i]`` of a known dimension.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     x = tf.placeholder(tf.float32, [None, 3])
+        ...     scalar_int(tf.shape(x)[1]), scalar_int(tf.shape(x)[0])
+        (3, None)
+    """
     value = const_int(t)
     if value is not None:
         return value
@@ -60,7 +82,15 @@ def scalar_int(t: Tensor) -> int | None:
 
 
 def partial_ints(t: Tensor, n: int) -> list[int | None]:
-    """The ``n`` values of a 1-D int tensor, each known or None (constants and packs of scalars)."""
+    """The ``n`` values of a 1-D int tensor, each known or None (constants and packs of scalars).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     x = tf.placeholder(tf.float32, [None, 3])
+        ...     partial_ints(tf.stack([tf.shape(x)[0], 3]), 2)
+        [None, 3]
+    """
     value = const_ints(t)
     if value is not None:
         return list(value)
@@ -77,6 +107,13 @@ def partial_shape(t: Tensor) -> TensorShape:
 
     Understands constants, ``Shape``, ``Pack`` of scalars (``tf.shape(x)[0]``), ``ConcatV2`` of those, and
     casts/identities, as TF's partial shape evaluation does.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     x = tf.placeholder(tf.float32, [None, 3])
+        ...     partial_shape(tf.concat([tf.shape(x), [5]], 0)).as_list()
+        [None, 3, 5]
     """
     value = const_ints(t)
     if value is not None:
@@ -105,7 +142,16 @@ def partial_shape(t: Tensor) -> TensorShape:
 
 
 def int_reader(t: Tensor) -> Callable[[Any], tuple[int, ...]]:
-    """For a kernel: reads the values of int input ``t`` at run time, or returns them as read while building."""
+    """For a kernel: reads the values of int input ``t`` at run time, or returns them as read while building.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     known = int_reader(tf.constant([2, 3]))
+        ...     fed = int_reader(tf.placeholder(tf.int32, [2]))
+        >>> known(None), fed(np.array([4, 5]))
+        ((2, 3), (4, 5))
+    """
     const = const_ints(t)
     if const is None:
         return lambda value: tuple(to_list(value))

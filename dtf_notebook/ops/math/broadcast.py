@@ -113,7 +113,15 @@ def _broadcast_axes(shape: TensorShape, other: TensorShape) -> tuple[list[int], 
 
 
 def unbroadcast(grad: Any, x: Tensor, other: TensorShape) -> Any:
-    """Sums ``grad`` (shaped like the broadcast of ``x`` with ``other``) down to ``x``'s shape."""
+    """Sums ``grad`` (shaped like the broadcast of ``x`` with ``other``) down to ``x``'s shape.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     g = unbroadcast(tf.ones([2, 3]), tf.zeros([2, 1]), tf.TensorShape([2, 3]))
+        ...     print(sess.run(g).tolist())
+        [[3.0], [3.0]]
+    """
     # Reductions sit above this module: their gradients are built from the binary ops.
     from dtf_notebook.ops.math.reduce import reduce_sum
 
@@ -136,6 +144,15 @@ def unbroadcast(grad: Any, x: Tensor, other: TensorShape) -> Any:
 
 
 def unbroadcast_pair(op: Operation, gx: Any, gy: Any) -> list[Any]:
-    """The gradients of a binary op's two inputs from the broadcast-shaped ``gx`` and ``gy``."""
+    """The gradients of a binary op's two inputs from the broadcast-shaped ``gx`` and ``gy``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     z = tf.constant([[1.0], [2.0]]) * tf.constant([10.0, 20.0, 30.0])
+        ...     gx, gy = unbroadcast_pair(z.op, tf.ones([2, 3]), tf.ones([2, 3]))
+        ...     print(sess.run(gx).tolist(), sess.run(gy))
+        [[3.0], [3.0]] [2. 2. 2.]
+    """
     x, y = op.inputs[0], op.inputs[1]
     return [unbroadcast(gx, x, y.shape), unbroadcast(gy, y, x.shape)]

@@ -68,7 +68,20 @@ greater_equal = _comparison("greater_equal", "GreaterEqual", REAL, "``x >= y`` e
 
 
 def bool_operand(value: Any, op_type: str, arg: str) -> Tensor:
-    """``value`` as a bool tensor; a tensor of another dtype is a TypeError naming ``arg`` of ``op_type``."""
+    """``value`` as a bool tensor; a tensor of another dtype is a TypeError naming ``arg`` of ``op_type``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> g = tf.Graph()
+        >>> with g.as_default():
+        ...     print(bool_operand([True, False], "LogicalAnd", "x").dtype)
+        <dtype: 'bool'>
+        >>> with g.as_default():
+        ...     bool_operand(tf.constant(1), "LogicalAnd", "y")
+        Traceback (most recent call last):
+            ...
+        TypeError: Input 'y' of 'LogicalAnd' Op has type int32 that does not match expected type of bool.
+    """
     if is_tensor_like(value):
         t = convert_to_tensor(value)
         if t.dtype is not dtypes.bool:

@@ -29,7 +29,12 @@ Pads = tuple[int, int, int, int] | None
 
 
 def get_sequence(value: Any, n: int, channel_index: int, name: str) -> list[int]:
-    """TF's normalisation of ``strides``/``ksize``/``dilations``: an int, n values or n + 2 values."""
+    """TF's normalisation of ``strides``/``ksize``/``dilations``: an int, n values or n + 2 values.
+
+    Example:
+        >>> get_sequence(2, 2, 3, "strides"), get_sequence([2, 3], 2, 1, "strides")
+        ([1, 2, 2, 1], [1, 1, 2, 3])
+    """
     if value is None:
         value = [1]
     elif isinstance(value, Tensor):
@@ -52,7 +57,14 @@ def get_sequence(value: Any, n: int, channel_index: int, name: str) -> list[int]
 
 
 def padding_attrs(padding: Any, data_format: str) -> tuple[str, list[int]]:
-    """(padding mode, explicit_paddings): a list of [before, after] pairs per dimension means EXPLICIT."""
+    """(padding mode, explicit_paddings): a list of [before, after] pairs per dimension means EXPLICIT.
+
+    Example:
+        >>> padding_attrs("same", "NHWC")
+        ('SAME', [])
+        >>> padding_attrs([[0, 0], [1, 1], [2, 0], [0, 0]], "NHWC")
+        ('EXPLICIT', [0, 0, 1, 1, 2, 0, 0, 0])
+    """
     if isinstance(padding, str | bytes):
         mode = padding.decode() if isinstance(padding, bytes) else padding
         mode = mode.upper()
@@ -76,12 +88,25 @@ def padding_attrs(padding: Any, data_format: str) -> tuple[str, list[int]]:
 
 
 def spatial(values: Sequence[int], nchw: bool) -> tuple[int, int]:
-    """The (height, width) entries of a 4-element attr in NCHW or NHWC order."""
+    """The (height, width) entries of a 4-element attr in NCHW or NHWC order.
+
+    Example:
+        >>> spatial([1, 2, 3, 1], nchw=False), spatial([1, 1, 2, 3], nchw=True)
+        ((2, 3), (2, 3))
+    """
     return (values[2], values[3]) if nchw else (values[1], values[2])
 
 
 def check_unit_outer(values: Sequence[int], nchw: bool, what: str, op_type: str) -> None:
-    """Requires the batch and channel entries of ``strides``/``ksize``/``dilations`` to be 1."""
+    """Requires the batch and channel entries of ``strides``/``ksize``/``dilations`` to be 1.
+
+    Example:
+        >>> check_unit_outer([1, 2, 2, 1], False, "strides", "Conv2D")  # NHWC, batch and channel 1: fine
+        >>> check_unit_outer([2, 1, 1, 1], False, "ksize", "MaxPool")
+        Traceback (most recent call last):
+            ...
+        ValueError: MaxPool: ksize in the batch and depth dimensions must be 1, got [2, 1, 1, 1]
+    """
     outer = (values[0], values[1]) if nchw else (values[0], values[3])
     if outer != (1, 1):
         if what == "strides":
@@ -98,6 +123,10 @@ def window_attrs(
 
     ``first`` and ``second`` are ``(attr name, value)``; returns ``(data_format, first, second, padding mode,
     explicit_paddings)`` with both attrs as 4 values in ``data_format`` order.
+
+    Example:
+        >>> window_attrs("MaxPool", None, ("ksize", 2), ("strides", 2), "VALID", pool=True)
+        ('NHWC', [1, 2, 2, 1], [1, 2, 2, 1], 'VALID', [])
     """
     fmt = check_data_format(data_format)
     nchw = fmt == "NCHW"
@@ -115,7 +144,12 @@ def window_attrs(
 
 
 def out_size(size: int | None, k: int | None, stride: int, dilation: int, mode: str, pads: Sequence[int]) -> int | None:
-    """TF's output size along one spatial axis (None when unknown); raises when it would be negative."""
+    """TF's output size along one spatial axis (None when unknown); raises when it would be negative.
+
+    Example:
+        >>> out_size(7, 3, 2, 1, "VALID", (0, 0)), out_size(7, 3, 2, 1, "SAME", (0, 0))
+        (3, 4)
+    """
     if size is None:
         return None
     if mode == "SAME":
@@ -138,6 +172,14 @@ class Window:
 
     ``pads(h, w, kh, kw)`` gives ``(top, bottom, left, right)``: for SAME, the total padding that makes
     the output ``ceil(size / stride)``, with the odd element after (TF's rule).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     y = tf.nn.conv2d(tf.zeros([1, 5, 5, 1]), tf.zeros([2, 2, 1, 1]), strides=[1, 2, 2, 1], padding="SAME")
+        ...     win = Window(y.op)
+        >>> win.stride, win.pads(5, 5, 2, 2), win.split(5, 5, 2, 2)
+        ((2, 2), (0, 1, 0, 1), ((0, 0), (0, 1, 0, 1)))
     """
 
     __slots__ = ("nchw", "stride", "dilation", "mode", "explicit", "_cache")
@@ -197,7 +239,13 @@ class Window:
 
 
 def pad(x: torch.Tensor, explicit: Pads, value: float | None = None) -> torch.Tensor:
-    """``x`` (NCHW) with the ``explicit`` pads applied (filled with ``value``, default 0)."""
+    """``x`` (NCHW) with the ``explicit`` pads applied (filled with ``value``, default 0).
+
+    Example:
+        >>> pad(torch.ones(1, 1, 1, 2), (0, 1, 1, 0))
+        tensor([[[[0., 1., 1.],
+                  [0., 0., 0.]]]])
+    """
     if explicit is None:
         return x
     pt, pb, pl, pr = explicit
@@ -205,7 +253,12 @@ def pad(x: torch.Tensor, explicit: Pads, value: float | None = None) -> torch.Te
 
 
 def padded_size(n: int, c: int, h: int, w: int, explicit: Pads) -> tuple[int, int, int, int]:
-    """The NCHW size of an ``h`` x ``w`` input once the ``explicit`` pads are applied."""
+    """The NCHW size of an ``h`` x ``w`` input once the ``explicit`` pads are applied.
+
+    Example:
+        >>> padded_size(1, 3, 4, 4, (0, 1, 0, 1)), padded_size(1, 3, 4, 4, None)
+        ((1, 3, 5, 5), (1, 3, 4, 4))
+    """
     if explicit is None:
         return n, c, h, w
     pt, pb, pl, pr = explicit
@@ -213,7 +266,13 @@ def padded_size(n: int, c: int, h: int, w: int, explicit: Pads) -> tuple[int, in
 
 
 def crop(dx: torch.Tensor, explicit: Pads, h: int, w: int) -> torch.Tensor:
-    """The gradient of an explicitly padded input (NCHW), cropped back to the real ``h`` x ``w`` input."""
+    """The gradient of an explicitly padded input (NCHW), cropped back to the real ``h`` x ``w`` input.
+
+    Example:
+        >>> crop(torch.arange(9.0).reshape(1, 1, 3, 3), (1, 0, 1, 0), 2, 2)
+        tensor([[[[4., 5.],
+                  [7., 8.]]]])
+    """
     if explicit is None:
         return dx
     pt, _, pl, _ = explicit
@@ -221,6 +280,15 @@ def crop(dx: torch.Tensor, explicit: Pads, h: int, w: int) -> torch.Tensor:
 
 
 def sizes_value(op: Any, index: int) -> list[int] | None:
-    """A sizes input's value when it is known while building (bound once instead of read every step)."""
+    """A sizes input's value when it is known while building (bound once instead of read every step).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     w, dy = tf.zeros([2, 2, 3, 3]), tf.zeros([1, 2, 2, 3])
+        ...     dx = tf.nn.conv2d_backprop_input([1, 4, 4, 3], w, dy, [1, 2, 2, 1], "SAME")
+        ...     sizes_value(dx.op, 0)
+        [1, 4, 4, 3]
+    """
     value = constant_value(op.inputs[index])
     return None if value is None else [int(v) for v in value.reshape(-1)]

@@ -35,6 +35,14 @@ class Scalars:
     rounding. A run then only checks that it receives the same constant
     objects again; a fed constant is compared by value, and anything else
     goes through ``derive`` on the tensors.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.ops.training.op_specs import build
+        >>> with tf.Graph().as_default():
+        ...     step = build("ApplyGradientDescent", [tf.Variable([1.0]), 0.5, [2.0]], {"use_locking": False}, None)
+        ...     Scalars(step.op, ["alpha"], lambda a: (a, 1 - a))(torch.tensor(0.5))
+        (0.5, 0.5)
     """
 
     __slots__ = ("_derive", "_cached", "_consts", "_seen", "_checks", "_op")
@@ -74,7 +82,12 @@ def _is(a: Any, b: Any) -> bool:
 
 
 def rmsprop_scalars(lr: Any, rho: Any, momentum: Any, epsilon: Any) -> tuple:
-    """RMSProp's quantities, dense and sparse: ``(lr, rho, 1 - rho, momentum, epsilon)``."""
+    """RMSProp's quantities, dense and sparse: ``(lr, rho, 1 - rho, momentum, epsilon)``.
+
+    Example:
+        >>> rmsprop_scalars(0.1, 0.75, 0.0, 1e-7)
+        (0.1, 0.75, 0.25, 0.0, 1e-07)
+    """
     return lr, rho, 1 - rho, momentum, epsilon
 
 
@@ -83,7 +96,15 @@ def _dbg(shape: Any) -> str:
 
 
 def check_same(op: Any, var: torch.Tensor, other: torch.Tensor, name: str) -> None:
-    """Raises TF's error when the slot or gradient ``other`` does not have the variable's shape."""
+    """Raises TF's error when the slot or gradient ``other`` does not have the variable's shape.
+
+    Example:
+        >>> try:
+        ...     check_same(None, torch.zeros(2), torch.zeros(3), "grad")
+        ... except errors.InvalidArgumentError as e:
+        ...     print(e.message)
+        var and grad do not have the same shape[2] [3]
+    """
     if other.shape != var.shape:
         raise errors.InvalidArgumentError(
             None, op, f"var and {name} do not have the same shape{_dbg(var.shape)} {_dbg(other.shape)}"
@@ -91,7 +112,15 @@ def check_same(op: Any, var: torch.Tensor, other: torch.Tensor, name: str) -> No
 
 
 def locking(run: Callable[..., Any], n_refs: int) -> Callable[..., Any]:
-    """Wraps ``run`` to hold the locks of its ref inputs (ordered by id, so two updates never deadlock)."""
+    """Wraps ``run`` to hold the locks of its ref inputs (ordered by id, so two updates never deadlock).
+
+    Example:
+        >>> from dtf_notebook.runtime.resources import VariableResource
+        >>> ref = VariableResource("w", None, None)
+        >>> held = locking(lambda r: r.lock.locked(), n_refs=1)
+        >>> held(ref), ref.lock.locked()
+        (True, False)
+    """
 
     def locked(*args: Any) -> Any:
         locks = sorted({id(r.lock): r.lock for r in args[:n_refs]}.items())
@@ -112,6 +141,18 @@ def dense_kernel(body: Callable[..., Callable[..., None]]):
     The wrapper reads the ref inputs (uninitialised ones raise
     FailedPreconditionError), checks every slot and the gradient have the
     variable's shape, calls ``update`` and returns the variable's reference.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.ops.training.op_specs import build
+        >>> from dtf_notebook.runtime.resources import VariableResource
+        >>> with tf.Graph().as_default():
+        ...     step = build("ApplyGradientDescent", [tf.Variable([0.0]), 0.5, [2.0]], {"use_locking": False}, None)
+        >>> run = dense_kernel(lambda op, ctx: lambda var, alpha, delta: var.sub_(alpha * delta))(step.op, None)
+        >>> w = VariableResource("w", None, None)
+        >>> w.value = torch.tensor([1.0, 2.0])
+        >>> run(w, torch.tensor(0.5), torch.tensor([2.0, 2.0])) is w, w.value
+        (True, tensor([0., 1.]))
     """
 
     def factory(op: Any, ctx: Any) -> Callable[..., Any]:
@@ -140,6 +181,21 @@ def sparse_kernel(body: Callable[..., Callable[..., None]]):
     ``rows`` updates the rows ``idx`` (unique, int64) from ``grad`` rows. The
     wrapper validates shapes and indices as TF does, and calls ``rows`` once
     for unique indices or once per index (in order) when some repeat.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.ops.training.op_specs import build
+        >>> from dtf_notebook.runtime.resources import VariableResource
+        >>> with tf.Graph().as_default():
+        ...     args = [tf.Variable([0.0] * 3), tf.Variable([0.0] * 3), 1.0, [1.0], [2]]
+        ...     step = build("SparseApplyAdagrad", args, {"use_locking": False, "update_slots": True}, None)
+        >>> body = lambda op, ctx: lambda var, acc, lr, grad, idx: var.index_add_(0, idx, -lr * grad)
+        >>> run = sparse_kernel(body)(step.op, None)
+        >>> w, acc = VariableResource("w", None, None), VariableResource("acc", None, None)
+        >>> w.value, acc.value = torch.tensor([1.0, 2.0, 3.0]), torch.ones(3)
+        >>> _ = run(w, acc, torch.tensor(1.0), torch.tensor([1.0, 1.0]), torch.tensor([2, 2]))
+        >>> w.value  # a repeated index is applied once per occurrence
+        tensor([1., 2., 1.])
     """
 
     def factory(op: Any, ctx: Any) -> Callable[..., Any]:

@@ -28,7 +28,13 @@ INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
 
 class Spec:
-    """Argument layout of one op: ref args, scalar args, the grad arg and (sparse ops) the indices arg."""
+    """Argument layout of one op: ref args, scalar args, the grad arg and (sparse ops) the indices arg.
+
+    Example:
+        >>> spec = Spec(["var", "accum", "lr", "grad", "indices"], ["var", "accum"], ["lr"], sparse=True)
+        >>> spec.grad, spec.pos["indices"]
+        ('grad', 4)
+    """
 
     def __init__(self, args: Sequence[str], refs: Sequence[str], scalars: Sequence[str], sparse: bool) -> None:
         self.args = tuple(args)
@@ -44,7 +50,13 @@ SPECS: dict[str, Spec] = {}
 
 
 def register(op_type: str, args: str, refs: int, scalars: str, kernel: Callable[[Any, Any], Callable[..., Any]]):
-    """Registers ``op_type`` with its arguments (space-separated, the first ``refs`` by reference)."""
+    """Registers ``op_type`` with its arguments (space-separated, the first ``refs`` by reference).
+
+    Example:
+        >>> import dtf_notebook  # registers every update op through this function
+        >>> SPECS["ApplyGradientDescent"].args, SPECS["ApplyGradientDescent"].refs
+        (('var', 'alpha', 'delta'), ('var',))
+    """
     arg_list = args.split()
     SPECS[op_type] = Spec(arg_list, arg_list[:refs], scalars.split(), "indices" in arg_list)
     op_registry.register_op(
@@ -83,7 +95,18 @@ def _value_input(value: Any, dtype: dtypes.DType, op_type: str, arg: str) -> Ten
 
 
 def build(op_type: str, values: Sequence[Any], attrs: dict[str, Any], name: str | None) -> Tensor:
-    """Creates ``op_type`` from its arguments' ``values`` in the registered order (refs first)."""
+    """Creates ``op_type`` from its arguments' ``values`` in the registered order (refs first).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     w = tf.Variable([1.0, 2.0])
+        ...     step = build("ApplyGradientDescent", [w, 0.5, [2.0, 2.0]], {"use_locking": False}, None)
+        ...     with tf.Session() as sess:
+        ...         _ = sess.run(w.initializer)
+        ...         print(sess.run(step))
+        [0. 1.]
+    """
     spec = SPECS[op_type]
     n_refs = len(spec.refs)
     refs = [_ref_input(v, op_type, arg) for arg, v in zip(spec.refs, values[:n_refs])]
@@ -133,7 +156,16 @@ def _with_rank(op: Any, s: TensorShape, rank: int) -> None:
 
 
 def infer(op: Any) -> list[tuple[dtypes.DType, TensorShape]]:
-    """TF's shape function of the update ops: one output, the variable's reference."""
+    """TF's shape function of the update ops: one output, the variable's reference.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     w = tf.Variable([[1.0, 2.0]])
+        ...     step = build("ApplyGradientDescent", [w, 0.1, [[1.0, 1.0]]], {"use_locking": False}, None)
+        ...     infer(step.op)
+        [(tf.float32, TensorShape([1, 2]))]
+    """
     spec = SPECS[op.type]
     inputs = op.inputs
     var = inputs[0]

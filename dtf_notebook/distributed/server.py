@@ -32,6 +32,7 @@ from dtf_notebook.distributed.master_service import MasterService
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
 from dtf_notebook.distributed.wire_stream import STREAM_BYTES
 from dtf_notebook.distributed.worker_service import WorkerService
+from dtf_notebook.runtime import values
 from dtf_notebook.runtime.config import ConfigProto
 
 _MASTER_METHODS = frozenset(
@@ -263,7 +264,7 @@ class Server:
             peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())
             return None
         header = {"step_id": step_id, "key": key}
-        if isinstance(value, torch.Tensor) and value.numel() * value.element_size() >= STREAM_BYTES:
+        if isinstance(value, torch.Tensor) and values.nbytes(value) >= STREAM_BYTES:
             # A large tensor streams straight from this thread's own socket: no hand-off of its chunks to the
             # client's I/O thread. The receiver acknowledges it as soon as it has arrived, so this cannot wait
             # on the receiving partition, and a dead receiver fails it within the heartbeat timeout.

@@ -90,11 +90,11 @@ class _Partial:
 
     __slots__ = ("header", "slots", "results", "collected", "next", "born", "nbytes")
 
-    def __init__(self, header: dict[str, Any], metas: list[Any], born: float) -> None:
+    def __init__(self, header: dict[str, Any], metas: list[Any], nbytes: int, born: float) -> None:
         self.header = header
         self.born = born
         self.next = 0
-        self.nbytes = sum(checked[2] for _, checked in metas)
+        self.nbytes = nbytes
         # One slot per expected part: (tensor index, byte offset, size).
         self.slots: list[tuple[int, int, int]] = []
         self.results: list[Any] = []
@@ -210,7 +210,7 @@ class StreamAssembler:
                 header.get("id"),
             )
         self._expire(time.monotonic(), announced)
-        partial = _Partial(header, metas, time.monotonic())
+        partial = _Partial(header, metas, announced, time.monotonic())
         if len(partial.slots) != parts or not 2 <= parts < self._limits.max_frames:
             raise StreamError(
                 f"Stream head announces {parts} parts, its tensor metas need {len(partial.slots)}", header.get("id")

@@ -180,7 +180,7 @@ class WorkerService:
 
         def send(key: str, recv_device: str, value: Any) -> None:
             if tracing:
-                sent_bytes.append((key, _nbytes(value)))
+                sent_bytes.append((key, values.nbytes(value)))
             pending = self._peers(task_of(recv_device), step_id, key, value) if self._peers else None
             if pending is not None:
                 pending_sends.append(pending)
@@ -373,12 +373,6 @@ def value_histogram(value: torch.Tensor, bins: int) -> dict[str, Any]:
         counts += torch.histc(flat[start : start + _STATS_BLOCK].double(), bins=bins, min=lo, max=hi)
     width = (hi - lo) / bins
     return {"edges": [lo + i * width for i in range(bins)] + [hi], "counts": [int(c) for c in counts.tolist()]}
-
-
-def _nbytes(value: Any) -> int:
-    if isinstance(value, torch.Tensor):
-        return value.numel() * value.element_size()
-    return int(getattr(value, "nbytes", 0))
 
 
 def _trace_reply(graph: Any, metadata: RunMetadata, sent: list[tuple[str, int]]) -> dict[str, Any]:

@@ -73,6 +73,18 @@ def is_string_value(value: Any) -> bool:
     return isinstance(value, np.ndarray) and value.dtype == object
 
 
+def nbytes(value: Any) -> int:
+    """Bytes a runtime value's elements occupy (torch tensor or numpy array; 0 for anything else).
+
+    Example:
+        >>> nbytes(torch.zeros(3)), nbytes(np.zeros(2, np.int64)), nbytes(None)
+        (12, 16, 0)
+    """
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    return int(getattr(value, "nbytes", 0))
+
+
 def from_numpy(array: np.ndarray, device: torch.device) -> Any:
     """Turns a numpy array into a runtime value on ``device`` (strings stay numpy).
 

@@ -7,6 +7,7 @@ float32 formulas of TF's kernels (``training_ops.cc``) and Python optimizers (TF
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -497,6 +498,34 @@ def test_use_locking_updates_the_same_way() -> None:
             for _ in range(2):
                 sess.run(train_op)
             assert np.all(sess.run(w) < [1.0, 2.0])
+
+
+def test_concurrent_unlocked_adam_steps_never_blow_up_the_weights() -> None:
+    """Hogwild Adam (``use_locking=False``) from several threads, on gradients that are exactly 0 in most rows
+    (like the always-dark border pixels of digits): a step must never divide one step's first moment by a
+    second moment that is still 0. Unlocked, weights reached 1e5 here; TF's own kernel stays below 1."""
+    lr, threads, steps = 0.003, 4, 150
+    with tf.Graph().as_default():
+        w = tf.Variable(tf.zeros([400, 50]))
+        grad = tf.placeholder(tf.float32, [400, 50])
+        train_op = tf.train.AdamOptimizer(lr).apply_gradients([(grad, w)])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+
+            def train(seed: int) -> None:
+                rng = np.random.default_rng(seed)
+                for _ in range(steps):
+                    g = np.zeros([400, 50], F32)
+                    g[rng.choice(400, 10, replace=False)] = rng.normal(size=[10, 50])
+                    sess.run(train_op, {grad: g})
+
+            workers = [threading.Thread(target=train, args=(seed,)) for seed in range(threads)]
+            for t in workers:
+                t.start()
+            for t in workers:
+                t.join()
+            # One Adam step moves a weight by at most about lr * (1 - beta1) / sqrt(1 - beta2) = 3.2 lr.
+            assert np.abs(sess.run(w)).max() < threads * steps * 3.2 * lr
 
 
 # ---- errors -----------------------------------------------------------------------------------------------

@@ -170,9 +170,31 @@ def dense_kernel(body: Callable[..., Callable[..., None]]):
             update(*values)
             return args[0]
 
-        return locking(run, n_refs) if op.get_attr("use_locking") else run
+        return locking(run, n_refs) if holds_locks(op, n_refs) else run
 
     return factory
+
+
+def holds_locks(op: Any, n_refs: int) -> bool:
+    """Whether an update op's kernel holds its variables' locks: with ``use_locking``, and always when it has slots.
+
+    TF1 leaves a ``use_locking=False`` update unlocked. An update with slots is then not safe: a concurrent
+    step of Adam can read another step's first moment together with a second moment that does not include
+    that step's gradient yet (still 0 where every earlier gradient was 0), and divide by ``sqrt(0) + ε``.
+    TF's block-wise kernels make that window tiny; here it spans whole tensor operations, and asynchronous
+    training blew weights up to 1e5. A lock held for one update of one variable costs microseconds, so
+    updates of a variable with slots are always applied one at a time. Plain gradient descent (no slots,
+    one in-place subtraction) stays lock-free unless ``use_locking`` asks.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.ops.training.op_specs import build
+        >>> with tf.Graph().as_default():
+        ...     step = build("ApplyGradientDescent", [tf.Variable([1.0]), 0.5, [2.0]], {"use_locking": False}, None)
+        >>> holds_locks(step.op, 1), holds_locks(step.op, 3)
+        (False, True)
+    """
+    return n_refs > 1 or bool(op.get_attr("use_locking"))
 
 
 def sparse_kernel(body: Callable[..., Callable[..., None]]):
@@ -234,7 +256,7 @@ def sparse_kernel(body: Callable[..., Callable[..., None]]):
                     rows(*refs, *others, grad[i : i + 1], idx[i : i + 1])
             return args[0]
 
-        return locking(run, n_refs) if op.get_attr("use_locking") else run
+        return locking(run, n_refs) if holds_locks(op, n_refs) else run
 
     return factory
 

@@ -31,13 +31,13 @@ from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.curve import curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp
+from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
 
 
 def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
     """Sends without blocking; False when the peer cannot take it now (not connected, or gone)."""
     try:
-        sock.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
+        send_frames(sock, frames, zmq.NOBLOCK)
         return True
     except zmq.Again:
         return False

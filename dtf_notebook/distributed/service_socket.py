@@ -31,7 +31,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.curve import _start_authenticator, curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp
+from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
 
 Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Sequence[Any]]]
 
@@ -134,7 +134,7 @@ class ServiceSocket:
         identity = frames[0]
         try:
             for message in stream_messages(frames[1:], next(self._stream_ids)):
-                self._router.send_multipart([identity, *message], copy=False)
+                send_frames(self._router, [identity, *message])
         except zmq.ZMQError:
             pass  # the peer is gone; nothing to deliver to
 

@@ -249,8 +249,39 @@ def _unpack_header(view: memoryview, limits: WireLimits) -> dict[str, Any]:
     return header
 
 
+_SCALARS = frozenset((bool, int, float, str, bytes, type(None)))
+
+
+def _is_plain(value: Any, depth: int, max_depth: int, sequences: tuple[type, ...]) -> bool:
+    # The check every message pays: no strings built, no exceptions; _explain_not_plain says what is wrong.
+    kind = type(value)
+    if kind is dict:
+        if depth > max_depth:
+            return False
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if type(item) not in _SCALARS and not _is_plain(item, depth + 1, max_depth, sequences):
+                return False
+        return True
+    if kind in sequences:
+        if depth > max_depth:
+            return False
+        for item in value:
+            if type(item) not in _SCALARS and not _is_plain(item, depth + 1, max_depth, sequences):
+                return False
+        return True
+    return kind in _SCALARS
+
+
 def _check_plain(value: Any, where: str, depth: int, max_depth: int, sequences: tuple[type, ...]) -> None:
     # msgpack decodes timestamps into objects and allows bytes keys: only plain data may pass
+    if not _is_plain(value, depth, max_depth, sequences):
+        _explain_not_plain(value, where, depth, max_depth, sequences)
+        raise WireError(None, None, f"{where} is not plain data")  # the two checks agree; never reached
+
+
+def _explain_not_plain(value: Any, where: str, depth: int, max_depth: int, sequences: tuple[type, ...]) -> None:
     kind = type(value)
     if (kind is dict or kind in sequences) and depth > max_depth:
         raise WireError(None, None, f"{where} is nested deeper than {max_depth}")
@@ -258,10 +289,10 @@ def _check_plain(value: Any, where: str, depth: int, max_depth: int, sequences: 
         for key, item in value.items():
             if type(key) is not str:
                 raise WireError(None, None, f"{where} has a non-string key {key!r:.40}")
-            _check_plain(item, f"{where}[{key!r:.40}]", depth + 1, max_depth, sequences)
+            _explain_not_plain(item, f"{where}[{key!r:.40}]", depth + 1, max_depth, sequences)
     elif kind in sequences:
         for i, item in enumerate(value):
-            _check_plain(item, f"{where}[{i}]", depth + 1, max_depth, sequences)
+            _explain_not_plain(item, f"{where}[{i}]", depth + 1, max_depth, sequences)
     elif value is not None and kind not in (bool, int, float, str, bytes):
         raise WireError(None, None, f"{where} holds a {kind.__name__}, which is not plain data")
 

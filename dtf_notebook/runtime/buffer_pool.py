@@ -94,6 +94,8 @@ def copy_to_pool(array: np.ndarray, pool: BufferPool = RECEIVE_POOL) -> np.ndarr
         >>> copy_to_pool(np.arange(3.0)).tolist()
         [0.0, 1.0, 2.0]
     """
+    if array.nbytes < pool.min_bytes:
+        return np.array(array, order="C")  # not pooled: numpy's own copy is the quickest
     out = pool.take(array.nbytes).view(array.dtype).reshape(array.shape)
     np.copyto(out, array)
     return out

@@ -115,6 +115,8 @@ def to_numpy(value: Any) -> Any:
             arr = t.to(torch.float32).cpu().numpy().astype(dtypes.bfloat16.np_dtype)
         else:
             arr = t.cpu().numpy()
+            if arr.ndim == 0:
+                return arr[()]  # a numpy scalar is already a copy
             if t.device.type == "cpu":
                 arr = _copy(arr)  # never hand out a view of a variable's live buffer
         return arr[()] if arr.ndim == 0 else arr

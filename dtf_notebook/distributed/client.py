@@ -126,17 +126,8 @@ class Client:
             AbortedError: the peer restarted while the request was outstanding.
             OpError: the peer answered with an error.
         """
-        if self._closing.is_set():
-            raise errors.CancelledError(None, None, "The client is closed")
-        # Synchronous calls use a socket owned by the calling thread: no hand-off to the I/O thread and back.
-        sock = self._thread_socket(address)
-        req_id = next(self._ids)
         sent_to = self._incarnations.get(address)
-        request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
-        start = time.monotonic()
-        deadline = None if timeout is None else start + timeout
-        for message in stream_messages(request, next(self._stream_ids)):
-            self._send_patiently(sock, message, address, method, start, deadline)
+        sock, req_id, start, deadline = self._send_from_thread(address, method, header, tensors, timeout)
         last_heard = start
         while True:
             now = time.monotonic()
@@ -158,6 +149,52 @@ class Client:
                     None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
                 )
             _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+
+    def send_oneway(
+        self, address: str, method: str, header: dict[str, Any] | None = None, tensors: Sequence[Any] = ()
+    ) -> None:
+        """Sends one request that gets no reply, from the calling thread's own socket, and returns once it is
+        queued (large tensors stream in parts like any request).
+
+        The receiver handles a failure itself (a worker aborts the step a failed ``SendTensor`` was for), so
+        the sender never waits a round trip for an acknowledgement.
+
+        Raises:
+            UnavailableError: the peer could not be reached for ``dead_after`` seconds.
+
+        Example:
+            >>> from dtf_notebook.distributed.service_socket import ServiceSocket
+            >>> seen = []
+            >>> server = ServiceSocket("127.0.0.1:0", lambda m, h, t: (seen.append(h["n"]) or {}, []))
+            >>> client = Client()
+            >>> client.send_oneway(server.address, "Note", {"n": 1})
+            >>> _ = client.call(server.address, "Note", {"n": 2}, timeout=5)  # requests arrive in order
+            >>> seen
+            [1, 2]
+            >>> server.close(); client.close()
+        """
+        self._send_from_thread(address, method, {**(header or {}), "oneway": True}, tensors, None)
+
+    def _send_from_thread(
+        self,
+        address: str,
+        method: str,
+        header: dict[str, Any] | None,
+        tensors: Sequence[Any],
+        timeout: float | None,
+    ) -> tuple[zmq.Socket, int, float, float | None]:
+        """Encodes and sends a request on the calling thread's socket: (socket, request id, start, deadline)."""
+        if self._closing.is_set():
+            raise errors.CancelledError(None, None, "The client is closed")
+        # A socket owned by the calling thread: no hand-off to the I/O thread and back.
+        sock = self._thread_socket(address)
+        req_id = next(self._ids)
+        request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        for message in stream_messages(request, next(self._stream_ids)):
+            self._send_patiently(sock, message, address, method, start, deadline)
+        return sock, req_id, start, deadline
 
     def _send_patiently(
         self, sock: zmq.Socket, frames: list[Any], address: str, method: str, start: float, deadline: float | None
@@ -249,6 +286,9 @@ class Client:
         sock.setsockopt(zmq.RECONNECT_IVL, 50)
         sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
         sock.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
+        # Queue messages only on a completed connection: a send to a peer that is not there waits (and gives
+        # up after dead_after) instead of sitting in a queue until some later task takes the port.
+        sock.setsockopt(zmq.IMMEDIATE, 1)
         if self._keys is not None:
             sock.curve_serverkey = self._keys["server_public"]
             sock.curve_secretkey = self._keys["client_secret"]

@@ -30,9 +30,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.master_service import MasterService
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
-from dtf_notebook.distributed.wire_stream import STREAM_BYTES
 from dtf_notebook.distributed.worker_service import WorkerService
-from dtf_notebook.runtime import values
 from dtf_notebook.runtime.config import ConfigProto
 
 _MASTER_METHODS = frozenset(
@@ -166,7 +164,11 @@ class Server:
         if self._socket is not None:
             return
         self._socket = ServiceSocket(
-            self._address, self._handle, cluster_key=cluster_key_of(self.config), inline=self.worker.can_inline
+            self._address,
+            self._handle,
+            cluster_key=cluster_key_of(self.config),
+            inline=self.worker.can_inline,
+            oneway_failed=self.worker.oneway_failed,
         )
         self.worker.incarnation = self._socket.incarnation
         self.master.address = self._socket.address
@@ -263,14 +265,11 @@ class Server:
             # Same process: hand over a private copy (the sender's buffer may be a variable updated in place).
             peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())
             return None
-        header = {"step_id": step_id, "key": key}
-        if isinstance(value, torch.Tensor) and values.nbytes(value) >= STREAM_BYTES:
-            # A large tensor streams straight from this thread's own socket: no hand-off of its chunks to the
-            # client's I/O thread. The receiver acknowledges it as soon as it has arrived, so this cannot wait
-            # on the receiving partition, and a dead receiver fails it within the heartbeat timeout.
-            self._client.call(address, "SendTensor", header, [value])
-            return None
-        return self._client.call_async(address, "SendTensor", header, [value])
+        # Straight from the executing thread's own socket, with no reply: the send is done once queued (as a
+        # TF Send is once its tensor is in the rendezvous), and the receiver aborts the step itself when the
+        # tensor cannot be delivered. A receiver that cannot be reached fails the send after ``dead_after``.
+        self._client.send_oneway(address, "SendTensor", {"step_id": step_id, "key": key}, [value])
+        return None
 
     def _check_master(self, address: str) -> None:
         if address == self.address or local_server(address) is not None:

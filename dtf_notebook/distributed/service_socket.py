@@ -46,6 +46,9 @@ class ServiceSocket:
         incarnation: This server's start identity (random when None).
         max_workers: Size of the thread pool running handlers.
         limits: Wire limits applied to incoming messages.
+        inline: Says which requests are short enough to run on the I/O thread itself.
+        oneway_failed: Called with ``(method, header, error)`` when a request sent with ``"oneway": True`` in
+            its header (see ``Client.send_oneway``) fails: such a request gets no reply, error or not.
 
     Raises:
         UnavailableError: the address cannot be bound (e.g. the port is in use).
@@ -68,12 +71,15 @@ class ServiceSocket:
         max_workers: int = 64,
         limits: wire.WireLimits | None = None,
         inline: Callable[[str, dict[str, Any]], bool] | None = None,
+        oneway_failed: Callable[[str, dict[str, Any], errors.OpError], None] | None = None,
     ) -> None:
         self.incarnation = incarnation if incarnation is not None else int.from_bytes(os.urandom(6), "little")
         self._handler = handler
         # Requests this predicate accepts are known to be short and never to wait on a peer: they run on the
         # I/O thread itself, saving two thread hand-offs per call.
         self._inline = inline
+        # A request whose header says "oneway" gets no reply; when it fails, this is told instead.
+        self._oneway_failed = oneway_failed
         self._limits = limits or wire.WireLimits()
         self._assembler = StreamAssembler(self._limits)
         self._stream_ids = itertools.count(1)
@@ -142,8 +148,9 @@ class ServiceSocket:
         if len(frames) < 2:
             return  # not even an identity and a header: drop
         identity = frames[0]
+        buffers = [f.buffer for f in frames[1:]]
         try:
-            message = self._assembler.feed(identity.bytes, [f.buffer for f in frames[1:]])
+            message = self._assembler.feed(identity.bytes, buffers)
             if message is None:
                 return  # part of a stream still arriving
             header, tensors = message
@@ -152,6 +159,10 @@ class ServiceSocket:
             if not isinstance(method, str) or not isinstance(req_id, int):
                 raise wire.WireError(None, None, "A request needs an integer 'id' and a string 'method'")
         except errors.OpError as e:
+            request = e.header if isinstance(e, StreamError) else self._assembler.request_of(buffers)
+            if request is not None and request.get("oneway") is True:
+                self._fail_oneway(request.get("method"), request, e)
+                return
             req_id = e.request_id if isinstance(e, StreamError) and isinstance(e.request_id, int) else -1
             self._send([identity, *wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})])
             return
@@ -169,18 +180,27 @@ class ServiceSocket:
     def _handle(
         self, identity: Any, req_id: int, method: str, header: dict[str, Any], tensors: list[Any], direct: bool = False
     ) -> None:
+        oneway = header.get("oneway") is True
         try:
             reply, reply_tensors = self._handler(method, header, tensors)
+            if oneway:
+                return
             frames = wire.encode_message({**reply, "id": req_id, **self._stamp()}, reply_tensors, check=False)
-        except errors.OpError as e:
-            frames = wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})
         except Exception as e:  # noqa: BLE001 - a handler bug must reach the caller, not kill the server
-            err = errors.InternalError(None, None, f"{method} failed: {type(e).__name__}: {e}")
-            frames = wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(err)})
+            if not isinstance(e, errors.OpError):
+                e = errors.InternalError(None, None, f"{method} failed: {type(e).__name__}: {e}")
+            if oneway:
+                self._fail_oneway(method, header, e)
+                return
+            frames = wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})
         if direct:
             self._send([identity, *frames])
         elif not self._closing.is_set():
             self._push([identity, *frames])
+
+    def _fail_oneway(self, method: Any, header: dict[str, Any], error: errors.OpError) -> None:
+        if self._oneway_failed is not None:
+            self._oneway_failed(str(method), header, error)
 
     def close(self) -> None:
         """Stops serving and releases the port at once."""

@@ -55,17 +55,22 @@ _PART_LEN = 2 + 8
 
 
 class StreamError(wire.WireError):
-    """A stream that cannot be completed; ``request_id`` is the request it carried, when its head was valid.
+    """A stream that cannot be completed; ``header`` is the request it carried, when its head was valid.
 
     Example:
-        >>> error = StreamError("Stream 7 from peer stayed incomplete for 30 s", request_id=3)
+        >>> error = StreamError("Stream 7 from peer stayed incomplete for 30 s", {"id": 3, "method": "SendTensor"})
         >>> error.request_id, isinstance(error, wire.WireError), error.message
         (3, True, 'Stream 7 from peer stayed incomplete for 30 s')
     """
 
-    def __init__(self, message: str, request_id: Any = None) -> None:
+    def __init__(self, message: str, header: dict[str, Any] | None = None) -> None:
         super().__init__(None, None, message)
-        self.request_id = request_id
+        self.header = header
+
+    @property
+    def request_id(self) -> Any:
+        """The id of the request the stream carried (None when its head was not valid)."""
+        return None if self.header is None else self.header.get("id")
 
 
 def stream_messages(frames: Sequence[Any], stream_id: int, min_bytes: int = STREAM_BYTES) -> list[list[Any]]:
@@ -117,7 +122,7 @@ class _Partial:
         if chunk.nbytes != size:
             raise StreamError(
                 f"Stream part {self.next} holds {chunk.nbytes} bytes, its tensor meta announced {size}",
-                self.header.get("id"),
+                self.header,
             )
         self.next += 1
         if index in self.collected:
@@ -207,13 +212,13 @@ class StreamAssembler:
         if announced > self._max_open_bytes:
             raise StreamError(
                 f"Stream of {announced} bytes exceeds the {self._max_open_bytes} bytes a receiver reserves",
-                header.get("id"),
+                header,
             )
         self._expire(time.monotonic(), announced)
         partial = _Partial(header, metas, announced, time.monotonic())
         if len(partial.slots) != parts or not 2 <= parts < self._limits.max_frames:
             raise StreamError(
-                f"Stream head announces {parts} parts, its tensor metas need {len(partial.slots)}", header.get("id")
+                f"Stream head announces {parts} parts, its tensor metas need {len(partial.slots)}", header
             )
         self._open[(key, stream_id)] = partial
         return None
@@ -227,6 +232,25 @@ class StreamAssembler:
             or sum(p.nbytes for p in self._open.values()) + incoming > self._max_open_bytes
         ):
             del self._open[next(iter(self._open))]
+
+    def request_of(self, frames: Sequence[Any]) -> dict[str, Any] | None:
+        """The header of a message (or stream head) that failed to decode, when that much of it is readable.
+
+        Example:
+            >>> from dtf_notebook.distributed import wire
+            >>> frames = wire.encode_message({"id": 3, "method": "SendTensor"}, [b"x"])
+            >>> StreamAssembler().request_of([frames[0], b"frame that does not match its meta"])["id"]
+            3
+        """
+        try:
+            first = byte_view(frames[0])
+            if first.nbytes >= 2 and first[0] == _MARK:
+                if bytes(first[:2]) != _HEAD or len(frames) != 2:
+                    return None
+                first = byte_view(frames[1])
+            return wire._unpack_header(first, self._limits)
+        except wire.WireError:
+            return None
 
     def forget(self, key: Hashable) -> None:
         """Drops the incomplete streams of one peer (it disconnected or restarted)."""

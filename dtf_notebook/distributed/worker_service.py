@@ -13,7 +13,8 @@ Requests (method → header fields → reply):
 * ``RegisterGraph`` (graph, session) → graph_handle; ``DeregisterGraph`` (graph_handle).
 * ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors;
   with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task.
-* ``SendTensor`` (step_id, key) + one tensor; ``AbortStep`` (step_id, error).
+* ``SendTensor`` (step_id, key) + one tensor, sent one-way (no reply: a sender's partition is done once its
+  tensors are queued, and a tensor that cannot be delivered aborts its step here); ``AbortStep`` (step_id, error).
 * ``CleanupContainers`` (containers or None for the default one) → cleared names.
 * ``TakeHeld`` (token) → a large fetched value kept for the client when RunGraph had ``direct_fetch``.
 * ``ListVariables`` (containers) → name, container, shape, dtype, device and min/max/mean/norm of each variable.
@@ -51,8 +52,8 @@ from dtf_notebook.runtime.resources import VariableResource
 
 _CPU = torch.device("cpu")
 
-# Deliver a tensor to another task: (task_name, step_id, key, value) -> Future-like or None.
-PeerSender = Callable[[str, int, str, Any], Any]
+# Deliver a tensor to another task: (task_name, step_id, key, value); returns once the tensor is on its way.
+PeerSender = Callable[[str, int, str, Any], None]
 
 
 def task_of(device: str) -> str:
@@ -174,16 +175,14 @@ class WorkerService:
         master = header.get("master")
         if isinstance(master, str) and self._master_alive is not None:
             rendezvous.watchdog = _Throttled(lambda: self._master_alive(master), every=2.0)
-        pending_sends: list[Any] = []
         tracing = bool(header.get("trace"))
         sent_bytes: list[tuple[str, int]] = []  # (rendezvous key, bytes) of each tensor pushed, when tracing
 
         def send(key: str, recv_device: str, value: Any) -> None:
             if tracing:
                 sent_bytes.append((key, values.nbytes(value)))
-            pending = self._peers(task_of(recv_device), step_id, key, value) if self._peers else None
-            if pending is not None:
-                pending_sends.append(pending)
+            if self._peers is not None:
+                self._peers(task_of(recv_device), step_id, key, value)
 
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         step = StepContext(step_id, deadline, {"rendezvous": rendezvous, "send": send})
@@ -195,8 +194,6 @@ class WorkerService:
             if handle in self._timings:
                 # A decaying estimate, so a partition that turns slow leaves the I/O thread quickly.
                 self._timings[handle] = 0.5 * self._timings[handle] + 0.5 * (time.perf_counter() - started)
-            for pending in pending_sends:
-                pending.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
         except errors.OpError as e:
             rendezvous.abort(e)
             raise
@@ -248,6 +245,24 @@ class WorkerService:
     def deliver(self, step_id: int, key: str, value: Any) -> None:
         """Puts a tensor sent by a peer into this task's rendezvous for the step."""
         self.rendezvous.get(step_id).put(key, value)
+
+    def oneway_failed(self, method: str, header: dict[str, Any], error: errors.OpError) -> None:
+        """A request that gets no reply failed here: a ``SendTensor`` aborts the step it was for, so that the
+        partition waiting for the tensor fails at once instead of waiting for it.
+
+        Example:
+            >>> worker = WorkerService("ps", 0, ConfigProto(), peers=None)
+            >>> worker.oneway_failed("SendTensor", {"step_id": 7, "key": "w:0"}, errors.InvalidArgumentError(
+            ...     None, None, "Tensor of 8 bytes exceeds the limit"))
+            >>> worker.rendezvous.get(7).aborted.message
+            'The tensor w:0 sent to /job:ps/replica:0/task:0 was lost: Tensor of 8 bytes exceeds the limit'
+        """
+        step_id = header.get("step_id")
+        if method != "SendTensor" or type(step_id) is not int:
+            return  # nothing waits on it here
+        key = header.get("key")
+        message = f"The tensor {key} sent to {self.task_name} was lost: {error.message}"
+        self.rendezvous.abort(step_id, type(error)(None, None, message))
 
     def abort_step(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         error = wire.decode_error(_field(header, "error", dict))

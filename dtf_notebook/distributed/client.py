@@ -29,6 +29,7 @@ import zmq
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.allocator import tune_for_streams
 from dtf_notebook.distributed.curve import curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
@@ -84,6 +85,7 @@ class Client:
         dead_after: float = 3.0,
         limits: wire.WireLimits | None = None,
     ) -> None:
+        tune_for_streams()  # streamed replies arrive in buffers the allocator should recycle
         self._context = zmq.Context.instance()
         self._keys = curve_keys(cluster_key) if cluster_key else None
         self.heartbeat_interval = heartbeat_interval

@@ -29,6 +29,7 @@ import zmq
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.allocator import tune_for_streams
 from dtf_notebook.distributed.curve import _start_authenticator, curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
@@ -74,6 +75,7 @@ class ServiceSocket:
         oneway_failed: Callable[[str, dict[str, Any], errors.OpError], None] | None = None,
     ) -> None:
         self.incarnation = incarnation if incarnation is not None else int.from_bytes(os.urandom(6), "little")
+        tune_for_streams()  # streamed tensors arrive in buffers the allocator should recycle
         self._handler = handler
         # Requests this predicate accepts are known to be short and never to wait on a peer: they run on the
         # I/O thread itself, saving two thread hand-offs per call.

@@ -50,6 +50,8 @@ class ServiceSocket:
         inline: Says which requests are short enough to run on the I/O thread itself.
         oneway_failed: Called with ``(method, header, error)`` when a request sent with ``"oneway": True`` in
             its header (see ``Client.send_oneway``) fails: such a request gets no reply, error or not.
+        stale_stream_secs: A streamed request still incomplete after this many seconds is dropped and failed
+            (its sender died or lied).
 
     Raises:
         UnavailableError: the address cannot be bound (e.g. the port is in use).
@@ -73,6 +75,7 @@ class ServiceSocket:
         limits: wire.WireLimits | None = None,
         inline: Callable[[str, dict[str, Any]], bool] | None = None,
         oneway_failed: Callable[[str, dict[str, Any], errors.OpError], None] | None = None,
+        stale_stream_secs: float = 60.0,
     ) -> None:
         self.incarnation = incarnation if incarnation is not None else int.from_bytes(os.urandom(6), "little")
         tune_for_streams()  # streamed tensors arrive in buffers the allocator should recycle
@@ -83,7 +86,7 @@ class ServiceSocket:
         # A request whose header says "oneway" gets no reply; when it fails, this is told instead.
         self._oneway_failed = oneway_failed
         self._limits = limits or wire.WireLimits()
-        self._assembler = StreamAssembler(self._limits)
+        self._assembler = StreamAssembler(self._limits, stale_after=stale_stream_secs, on_drop=self._stream_dropped)
         self._stream_ids = itertools.count(1)
         self._context = zmq.Context.instance()
         self._router = self._context.socket(zmq.ROUTER)
@@ -124,6 +127,7 @@ class ServiceSocket:
         poller = zmq.Poller()
         poller.register(self._router, zmq.POLLIN)
         poller.register(self._replies, zmq.POLLIN)
+        next_expiry = time.monotonic() + 1.0
         while not self._closing.is_set():
             try:
                 ready = dict(poller.poll(100))
@@ -135,6 +139,10 @@ class ServiceSocket:
             if self._router in ready:
                 for frames in _drain(self._router):
                     self._receive(frames)
+            now = time.monotonic()
+            if now >= next_expiry:
+                self._assembler.expire(now)  # report streams whose sender went quiet
+                next_expiry = now + 1.0
         self._router.close(0)
         self._replies.close(0)
 
@@ -166,7 +174,7 @@ class ServiceSocket:
                 self._fail_oneway(request.get("method"), request, e)
                 return
             req_id = e.request_id if isinstance(e, StreamError) and isinstance(e.request_id, int) else -1
-            self._send([identity, *wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})])
+            self._send([identity, *self._error_frames(req_id, e)])
             return
         if method == "Ping":
             self._send([identity, *wire.encode_message({"id": req_id, **self._stamp()})])
@@ -178,6 +186,9 @@ class ServiceSocket:
 
     def _stamp(self) -> dict[str, Any]:
         return {"incarnation": self.incarnation}
+
+    def _error_frames(self, req_id: int, error: errors.OpError) -> list[Any]:
+        return wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(error)})
 
     def _handle(
         self, identity: Any, req_id: int, method: str, header: dict[str, Any], tensors: list[Any], direct: bool = False
@@ -194,11 +205,18 @@ class ServiceSocket:
             if oneway:
                 self._fail_oneway(method, header, e)
                 return
-            frames = wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(e)})
+            frames = self._error_frames(req_id, e)
         if direct:
             self._send([identity, *frames])
         elif not self._closing.is_set():
             self._push([identity, *frames])
+
+    def _stream_dropped(self, identity: Any, error: StreamError) -> None:
+        request = error.header or {}
+        if request.get("oneway") is True:
+            self._fail_oneway(request.get("method"), request, error)
+        elif isinstance(request.get("id"), int):
+            self._send([identity, *self._error_frames(request["id"], error)])
 
     def _fail_oneway(self, method: Any, header: dict[str, Any], error: errors.OpError) -> None:
         if self._oneway_failed is not None:

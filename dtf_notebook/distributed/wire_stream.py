@@ -35,7 +35,7 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -150,6 +150,8 @@ class StreamAssembler:
         max_open_bytes: Bytes that incomplete streams may announce in all (their buffers are reserved at the
             head); the oldest streams are dropped to make room, and a bigger stream is refused.
         stale_after: Seconds after which an incomplete stream is dropped (its sender died or lied).
+        on_drop: Told ``(peer key, StreamError)`` for each incomplete stream dropped (stale or crowded out), so
+            the request it carried can still be answered; the error's ``header`` is that request.
 
     Example:
         >>> from dtf_notebook.distributed import wire
@@ -163,8 +165,10 @@ class StreamAssembler:
         max_open: int = 64,
         max_open_bytes: int = 16 << 30,
         stale_after: float = 60.0,
+        on_drop: Callable[[Hashable, StreamError], None] | None = None,
     ) -> None:
         self._limits = limits or wire.DEFAULT_LIMITS
+        self._on_drop = on_drop
         self._max_open = max_open
         self._max_open_bytes = max_open_bytes
         self._stale_after = stale_after
@@ -223,15 +227,34 @@ class StreamAssembler:
         self._open[(key, stream_id)] = partial
         return None
 
+    def expire(self, now: float | None = None) -> None:
+        """Drops the streams incomplete for longer than ``stale_after`` (a receiving loop calls this now and
+        then, so that a stream whose sender went quiet is reported even when no other stream arrives).
+
+        Example:
+            >>> from dtf_notebook.distributed import wire
+            >>> dropped = []
+            >>> assembler = StreamAssembler(stale_after=0.0, on_drop=lambda peer, e: dropped.append(e.request_id))
+            >>> head = stream_messages(wire.encode_message({"id": 4}, [b"x" * 8] * 2), 1, min_bytes=0)[0]
+            >>> assembler.feed("peer", head), assembler.expire(), dropped
+            (None, None, [4])
+        """
+        self._expire(time.monotonic() if now is None else now, 0)
+
     def _expire(self, now: float, incoming: int) -> None:
         for stream, partial in list(self._open.items()):
             if now - partial.born > self._stale_after:
-                del self._open[stream]
+                self._drop(stream, f"stayed incomplete for more than {self._stale_after:g} s")
         while self._open and (
             len(self._open) >= self._max_open
             or sum(p.nbytes for p in self._open.values()) + incoming > self._max_open_bytes
         ):
-            del self._open[next(iter(self._open))]
+            self._drop(next(iter(self._open)), "was dropped to make room for newer streams")
+
+    def _drop(self, stream: tuple[Hashable, int], why: str) -> None:
+        partial = self._open.pop(stream)
+        if self._on_drop is not None:
+            self._on_drop(stream[0], StreamError(f"Stream {stream[1]} from its sender {why}", partial.header))
 
     def request_of(self, frames: Sequence[Any]) -> dict[str, Any] | None:
         """The header of a message (or stream head) that failed to decode, when that much of it is readable.

@@ -113,3 +113,25 @@ def test_oneway_to_nobody_fails_after_dead_after():
             client.send_oneway("127.0.0.1:1", "SendTensor", {"step_id": 1, "key": "k"}, [np.ones(1)])
     finally:
         client.close()
+
+
+def test_a_stream_whose_sender_goes_quiet_is_failed_not_forgotten():
+    """A streamed request that stops arriving is dropped after ``stale_stream_secs`` and answered with an error
+    (a one-way one is reported to ``oneway_failed``), even when no other stream comes to trigger the check."""
+    failures: queue.Queue = queue.Queue()
+    server = ServiceSocket(
+        "127.0.0.1:0", lambda m, h, t: ({}, []), oneway_failed=lambda m, h, e: failures.put(h), stale_stream_secs=0.2
+    )
+    raw = zmq.Context.instance().socket(zmq.DEALER)
+    raw.connect(f"tcp://{server.address}")
+    try:
+        for request in ({"id": 21, "method": "Echo"}, {"id": 22, "method": "SendTensor", "step_id": 9, "oneway": True}):
+            head = stream_messages(wire.encode_message(request, [np.zeros(1 << 20)]), request["id"], min_bytes=0)[0]
+            raw.send_multipart(head)  # and never the parts
+        assert raw.poll(10_000)
+        header, _ = wire.decode_message(raw.recv_multipart())
+        assert header["id"] == 21 and "stayed incomplete" in wire.decode_error(header["error"]).message
+        assert failures.get(timeout=10)["step_id"] == 9
+    finally:
+        raw.close(0)
+        server.close()

@@ -101,6 +101,14 @@ def test_open_streams_are_bounded_in_count_and_bytes():
         assembler.feed(b"p", stream_messages(encoded([np.zeros(200)]), 100, min_bytes=0)[0])
 
 
+def test_dropped_streams_are_reported_with_their_request():
+    dropped = []
+    assembler = StreamAssembler(max_open=2, on_drop=lambda peer, e: dropped.append((peer, e.request_id, e.message)))
+    for sid in range(3):
+        assembler.feed(b"p", stream_messages(encoded([np.zeros(20)], id=sid), sid, min_bytes=0)[0])
+    assert dropped == [(b"p", 0, "Stream 0 from its sender was dropped to make room for newer streams")]
+
+
 def test_stale_streams_expire():
     assembler = StreamAssembler(stale_after=0.0)
     first = stream_messages(encoded([np.zeros(20)]), 1, min_bytes=0)

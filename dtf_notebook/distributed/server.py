@@ -259,17 +259,17 @@ class Server:
         reply, out = self._handle(method, header, tensors)
         return {**reply, "incarnation": self.worker.incarnation}, list(out)
 
-    def _send_to_peer(self, task: str, step_id: int, key: str, value: Any) -> Any:
+    def _send_to_peer(self, task: str, step_id: int, keys: list[str], tensors: list[Any]) -> None:
         address, peer = self._route(task)
         if peer is not None:
-            # Same process: hand over a private copy (the sender's buffer may be a variable updated in place).
-            peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())
-            return None
+            # Same process: hand over private copies (a sender's buffer may be a variable updated in place).
+            for key, value in zip(keys, tensors):
+                peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())
+            return
         # Straight from the executing thread's own socket, with no reply: the send is done once queued (as a
         # TF Send is once its tensor is in the rendezvous), and the receiver aborts the step itself when the
-        # tensor cannot be delivered. A receiver that cannot be reached fails the send after ``dead_after``.
-        self._client.send_oneway(address, "SendTensor", {"step_id": step_id, "key": key}, [value])
-        return None
+        # tensors cannot be delivered. A receiver that cannot be reached fails the send after ``dead_after``.
+        self._client.send_oneway(address, "SendTensor", {"step_id": step_id, "keys": keys}, tensors)
 
     def _check_master(self, address: str) -> None:
         if address == self.address or local_server(address) is not None:

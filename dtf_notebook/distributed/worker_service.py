@@ -13,7 +13,7 @@ Requests (method → header fields → reply):
 * ``RegisterGraph`` (graph, session) → graph_handle; ``DeregisterGraph`` (graph_handle).
 * ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors;
   with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task.
-* ``SendTensor`` (step_id, key) + one tensor, sent one-way (no reply: a sender's partition is done once its
+* ``SendTensor`` (step_id, keys) + one tensor per key, sent one-way (no reply: a sender's partition is done once its
   tensors are queued, and a tensor that cannot be delivered aborts its step here); ``AbortStep`` (step_id, error).
 * ``CleanupContainers`` (containers or None for the default one) → cleared names.
 * ``TakeHeld`` (token) → a large fetched value kept for the client when RunGraph had ``direct_fetch``.
@@ -41,6 +41,7 @@ import torch
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.outbox import Outbox
 from dtf_notebook.framework.graph_import import import_graph_def
 from dtf_notebook.placement.partition import rendezvous_key
 from dtf_notebook.runtime import values
@@ -52,8 +53,8 @@ from dtf_notebook.runtime.resources import VariableResource
 
 _CPU = torch.device("cpu")
 
-# Deliver a tensor to another task: (task_name, step_id, key, value); returns once the tensor is on its way.
-PeerSender = Callable[[str, int, str, Any], None]
+# Deliver tensors to another task: (task_name, step_id, keys, values); returns once they are on their way.
+PeerSender = Callable[[str, int, list[str], list[Any]], None]
 
 
 def task_of(device: str) -> str:
@@ -178,23 +179,27 @@ class WorkerService:
         tracing = bool(header.get("trace"))
         sent_bytes: list[tuple[str, int]] = []  # (rendezvous key, bytes) of each tensor pushed, when tracing
 
+        peers = self._peers
+        outbox = Outbox(lambda task, keys, held: peers(task, step_id, keys, held) if peers else None)
+
         def send(key: str, recv_device: str, value: Any) -> None:
             if tracing:
                 sent_bytes.append((key, values.nbytes(value)))
-            if self._peers is not None:
-                self._peers(task_of(recv_device), step_id, key, value)
+            outbox.add(task_of(recv_device), key, value)
 
         deadline = None if timeout is None else time.monotonic() + float(timeout)
-        step = StepContext(step_id, deadline, {"rendezvous": rendezvous, "send": send})
+        step = StepContext(step_id, deadline, {"rendezvous": rendezvous, "send": send, "flush": outbox.flush})
         started = time.perf_counter()
         metadata = RunMetadata() if tracing else None
         options = RunOptions(trace_level=RunOptions.FULL_TRACE) if tracing else None
         try:
             results = self.backend.run(graph, fetches, targets, feeds, options, metadata, step=step)
+            outbox.flush()
             if handle in self._timings:
                 # A decaying estimate, so a partition that turns slow leaves the I/O thread quickly.
                 self._timings[handle] = 0.5 * self._timings[handle] + 0.5 * (time.perf_counter() - started)
         except errors.OpError as e:
+            outbox.discard()
             rendezvous.abort(e)
             raise
         finally:
@@ -234,12 +239,16 @@ class WorkerService:
         return {}, [entry[0]]
 
     def send_tensor(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
-        if len(tensors) != 1:
-            raise errors.InvalidArgumentError(None, None, "SendTensor carries exactly one tensor")
-        value = tensors[0]
-        if isinstance(value, np.ndarray) and value.dtype != object:
-            value = values.from_numpy(value, _CPU)
-        self.deliver(_field(header, "step_id", int), _field(header, "key", str), value)
+        step_id = _field(header, "step_id", int)
+        keys = _sent_keys(header)
+        if len(tensors) != len(keys) or not all(isinstance(k, str) for k in keys):
+            raise errors.InvalidArgumentError(
+                None, None, f"SendTensor carries one tensor per key: {len(keys)} keys, {len(tensors)} tensors"
+            )
+        for key, value in zip(keys, tensors):
+            if isinstance(value, np.ndarray) and value.dtype != object:
+                value = values.from_numpy(value, _CPU)
+            self.deliver(step_id, key, value)
         return {}, []
 
     def deliver(self, step_id: int, key: str, value: Any) -> None:
@@ -260,8 +269,9 @@ class WorkerService:
         step_id = header.get("step_id")
         if method != "SendTensor" or type(step_id) is not int:
             return  # nothing waits on it here
-        key = header.get("key")
-        message = f"The tensor {key} sent to {self.task_name} was lost: {error.message}"
+        sent = header.get("keys")
+        keys = ", ".join(map(str, sent if isinstance(sent, list) else [header.get("key")]))
+        message = f"The tensor {keys} sent to {self.task_name} was lost: {error.message}"
         self.rendezvous.abort(step_id, type(error)(None, None, message))
 
     def abort_step(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
@@ -404,6 +414,14 @@ def _trace_reply(graph: Any, metadata: RunMetadata, sent: list[tuple[str, int]])
         send_device, _, recv_device, tensor_name, _ = key.split(";")
         rows.append([send_names.get(key, ""), send_device, recv_device, tensor_name, nbytes])
     return {"nodes": nodes, "sent": rows}
+
+
+def _sent_keys(header: dict[str, Any]) -> list[Any]:
+    """The rendezvous keys of a ``SendTensor``: ``keys`` (one per tensor), or a single ``key``."""
+    keys = header.get("keys")
+    if isinstance(keys, list):
+        return keys
+    return [_field(header, "key", str)]
 
 
 def _field(header: dict[str, Any], name: str, kind: type) -> Any:

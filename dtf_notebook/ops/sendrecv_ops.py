@@ -49,6 +49,7 @@ def _recv_kernel(op: Any, ctx: Any):
         rendezvous = step.extras.get("rendezvous") if step is not None else None
         if rendezvous is None:
             raise _missing("rendezvous", op)
+        step.before_wait()  # this task's held-back sends may be what the peer needs to produce ours
         value = rendezvous.recv(key, step.deadline)
         if isinstance(value, torch.Tensor) and value.device != device:
             value = value.to(device)

@@ -85,6 +85,20 @@ class StepContext:
         rendezvous = self.extras.get("rendezvous")
         return None if rendezvous is None else rendezvous.aborted
 
+    def before_wait(self) -> None:
+        """Called by a kernel about to block: sends the step has held back go out first (see ``extras["flush"]``),
+        so that no task waits on a tensor still sitting in this one's outbox.
+
+        Example:
+            >>> sent = []
+            >>> StepContext(extras={"flush": lambda: sent.append("flushed")}).before_wait()
+            >>> sent
+            ['flushed']
+        """
+        flush = self.extras.get("flush")
+        if flush is not None:
+            flush()
+
     def check_waiting(self, what: str) -> None:
         """Raises when a kernel blocked on ``what`` must give up; kernels that wait call it between short waits.
 

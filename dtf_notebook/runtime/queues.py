@@ -149,6 +149,15 @@ class SharedResource:
             OpError: the step was aborted (the abort's error).
         """
         cond = self._cond
+        if ready():
+            return
+        if step is not None:
+            # Held-back sends go out before blocking (without the lock: sending may take a moment).
+            cond.release()
+            try:
+                step.before_wait()
+            finally:
+                cond.acquire()
         while not ready():
             timeout = POLL_SECS
             if step is not None and step.deadline is not None:

@@ -149,8 +149,9 @@ def test_between_graph_training_reaches_single_process_accuracy(mode, no_leftove
     out = capsys.readouterr().out
     assert "[worker:0] worker 0 (chief)" in out and "[worker:1] worker 1:" in out
     if mode == "async":
-        # Asynchronous updates: the global step counts every worker's steps.
-        assert sum(metrics["local_steps"]) == metrics["global_step"]
+        # Asynchronous updates: the global step counts every worker's steps. The chief reads it for its final
+        # evaluation while the other worker may still have one step in flight.
+        assert metrics["global_step"] <= sum(metrics["local_steps"]) <= metrics["global_step"] + 1
 
 
 @pytest.mark.cluster

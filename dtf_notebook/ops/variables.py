@@ -65,6 +65,10 @@ class Variable:
         validate_shape: Require the initial value to have a fully known shape.
         caching_device: Device for the ``read`` snapshot (default: with the variable).
         name: Variable name (made unique).
+        variable_def: Instead of creating ops, wrap the ones already in the graph that this dict names (what
+            ``to_proto()`` returns: ``variable_name``, ``initializer_name``, ``snapshot_name``, ``trainable``);
+            used when a meta graph is imported. Not added to any collection.
+        import_scope: Name scope the ``variable_def`` names sit under.
         dtype: Convert the initial value to this dtype.
         expected_shape: Ignored beyond a compatibility check (TF1 API).
         shape: Declared shape (defaults to the initial value's).
@@ -95,10 +99,13 @@ class Variable:
         aggregation: Any = None,
         shape: Any = None,
     ) -> None:
+        if variable_def is not None:
+            if initial_value is not None:
+                raise ValueError("variable_def and initial_value are mutually exclusive.")
+            self._init_from_def(variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
-        if variable_def is not None:
-            raise ValueError("variable_def is not supported; build the variable from an initial value.")
         collections = [GraphKeys.GLOBAL_VARIABLES] if collections is None else list(collections)
         if isinstance(collections, str):
             raise ValueError(
@@ -149,6 +156,29 @@ class Variable:
                     self._snapshot = identity_ops.identity(self._variable, name="read")
         self._graph = graph
         add_to_collections(collections, self)
+
+    def _init_from_def(self, variable_def: dict[str, Any], import_scope: str | None) -> None:
+        """Wraps ops already in the default graph (an imported meta graph), as ``to_proto()`` describes them."""
+        graph = get_default_graph()
+
+        def element(key: str) -> Any:
+            name = variable_def.get(key)
+            if not isinstance(name, str):
+                raise ValueError(f"variable_def needs a string {key!r}, got {name!r}")
+            return graph.as_graph_element(f"{import_scope.rstrip('/')}/{name}" if import_scope else name)
+
+        self._variable = element("variable_name")
+        self._initializer_op = element("initializer_name")
+        self._snapshot = element("snapshot_name")
+        if self._variable.op.type not in ("VariableV2", "Variable"):
+            raise ValueError(f"variable_def names {self._variable.name}, a {self._variable.op.type}, not a variable")
+        # The initializer assigns its second input: that is the initial value.
+        self._initial_value = self._initializer_op.inputs[1]
+        self._trainable = bool(variable_def.get("trainable", True))
+        self._constraint = None
+        self._save_slice_info = None
+        self._partition_info = None
+        self._graph = graph
 
     # ---- identity ---------------------------------------------------------------------------
     @property

@@ -11,7 +11,8 @@ Attr values that JSON cannot hold are tagged one-key objects: ``{"dtype": "float
 ``{"shape": [2, null]}``, ``{"tuple": [...]}``, ``{"bytes": base64}``, ``{"dict": {...}}`` and
 ``{"tensor": {"dtype", "shape", "data": base64 of the raw little-endian buffer}}`` (string
 tensors: ``"values"``, a list of base64 strings). Collections list the names of their named
-elements (tensors, operations, variables).
+elements (tensors, operations); a variable is listed as its ``Variable.to_proto()`` dict, so that
+:func:`import_meta_graph` can rebuild it (a bare ``"w:0"`` name is rebuilt from TF's op names).
 
 Example:
     >>> import json
@@ -35,12 +36,14 @@ from typing import Any
 
 import numpy as np
 
+from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.ops.variables import Variable
 from dtf_notebook.runtime import checkpoint_files
 
-__all__ = ["export_meta_graph"]
+__all__ = ["export_meta_graph", "import_meta_graph", "read_meta_graph_file"]
 
 
 def _b64(data: bytes) -> str:
@@ -83,13 +86,171 @@ def _graph_def_json(graph: Graph, clear_devices: bool) -> dict[str, Any]:
     return {"node": nodes, "versions": {"producer": 1}}
 
 
-def _collections(graph: Graph, keys: Sequence[str] | None) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
+def _collections(graph: Graph, keys: Sequence[str] | None) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
     for key in sorted(graph.get_all_collection_keys()) if keys is None else keys:
-        names = [item.name for item in graph.get_collection(key) if isinstance(getattr(item, "name", None), str)]
-        if names:
-            out[str(key)] = names
+        items: list[Any] = []
+        for item in graph.get_collection(key):
+            if isinstance(item, Variable):
+                items.append(item.to_proto())
+            elif isinstance(getattr(item, "name", None), str):
+                items.append(item.name)
+        if items:
+            out[str(key)] = items
     return out
+
+
+def _python_value(value: Any) -> Any:
+    """The attr value :func:`_json_value` encoded."""
+    if isinstance(value, list):
+        return [_python_value(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) != 1:
+        raise ValueError(f"an attr value must be a tagged one-key object, got keys {sorted(value)}")
+    ((tag, body),) = value.items()
+    if tag == "bytes":
+        return base64.b64decode(body)
+    if tag == "tuple":
+        return tuple(_python_value(v) for v in body)
+    if tag == "dtype":
+        return dtypes.as_dtype(body)
+    if tag == "shape":
+        return TensorShape(body)
+    if tag == "dict":
+        return {k: _python_value(v) for k, v in body.items()}
+    if tag == "tensor":
+        dtype = dtypes.as_dtype(body["dtype"])
+        if dtype.is_string:
+            return np.array([base64.b64decode(v) for v in body["values"]], dtype=object).reshape(body["shape"])
+        raw = np.frombuffer(base64.b64decode(body["data"]), dtype=dtype.np_dtype.newbyteorder("<"))
+        return raw.astype(dtype.np_dtype).reshape(body["shape"])
+    raise ValueError(f"unknown attr value tag {tag!r}")
+
+
+def read_meta_graph_file(filename: str) -> dict[str, Any]:
+    """Reads a ``.meta`` file written by :func:`export_meta_graph` (a local path or fsspec URL).
+
+    Raises:
+        OSError: the file does not exist or is not a meta graph (the message names the file).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     _ = tf.constant(1.0, name="c")
+        ...     _ = export_meta_graph("memory://doc/meta/read.meta")
+        >>> [n["name"] for n in read_meta_graph_file("memory://doc/meta/read.meta")["graph_def"]["node"]]
+        ['c']
+    """
+    try:
+        data = checkpoint_files.read_bytes(filename)
+    except errors.NotFoundError:
+        raise OSError(f"File {filename} does not exist.") from None
+    try:
+        meta = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise OSError(f"Cannot parse file {filename}: {e}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("graph_def"), dict):
+        raise OSError(f"Cannot parse file {filename}: it holds no graph_def")
+    return meta
+
+
+def import_meta_graph(
+    meta_graph_or_file: str | dict[str, Any],
+    clear_devices: bool = False,
+    import_scope: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Recreates a saved graph in the default graph; returns a ``Saver`` for its variables (TF1's API).
+
+    The graph's ops are imported (under ``import_scope/`` when given), its collections filled again (variables
+    rebuilt as ``Variable`` objects, other entries as the imported tensors and operations), and the Saver
+    reuses the saved graph's save and restore ops when the file has a saver, else is a new ``Saver()``.
+
+    Args:
+        meta_graph_or_file: A ``.meta`` file (local path or fsspec URL) or the dict :func:`export_meta_graph`
+            returned.
+        clear_devices: Drop the ops' device requests, so the graph can be placed anew (e.g. on another cluster).
+        import_scope: Name scope prefixed to every imported name.
+        **kwargs: TF1's other options (``input_map`` is not supported and is refused).
+
+    Returns:
+        The Saver, or None when the graph has no variables and no saver.
+
+    Raises:
+        OSError: the file does not exist or cannot be parsed.
+        InvalidArgumentError: a node cannot be imported (the message names it).
+        ValueError: an option that is not supported was given.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     w = tf.Variable([1.0, 2.0], name="w")
+        ...     tf.add_to_collection("outputs", w * 2.0)
+        ...     meta = export_meta_graph()
+        >>> with tf.Graph().as_default() as g:
+        ...     saver = import_meta_graph(meta)
+        ...     with tf.Session() as sess:
+        ...         sess.run(tf.global_variables_initializer())
+        ...         print(sess.run(tf.get_collection("outputs")[0]))
+        [2. 4.]
+    """
+    from dtf_notebook.framework.graph_import import import_graph_def
+    from dtf_notebook.train.saver import Saver, SaverDef
+
+    unsupported = sorted(k for k, v in kwargs.items() if v is not None and k != "strip_default_attrs")
+    if unsupported:
+        raise ValueError(f"import_meta_graph does not support {', '.join(unsupported)}")
+    meta = read_meta_graph_file(meta_graph_or_file) if isinstance(meta_graph_or_file, str) else meta_graph_or_file
+    scope = (import_scope or "").rstrip("/")
+    nodes = []
+    for node in meta["graph_def"].get("node", []):
+        attrs = {k: _python_value(v) for k, v in node.get("attr", {}).items()}
+        nodes.append({**node, "device": "" if clear_devices else node.get("device", ""), "attr": attrs})
+    graph = get_default_graph()
+    import_graph_def({"node": nodes, "versions": meta["graph_def"].get("versions", {})}, graph, name_prefix=scope)
+
+    def scoped(name: str) -> str:
+        return f"{scope}/{name}" if scope else name
+
+    variables: dict[str, Variable] = {}
+    for key, items in meta.get("collection_def", {}).items():
+        for item in items:
+            if isinstance(item, dict):
+                proto = {k: scoped(v) if k.endswith("_name") else v for k, v in item.items()}
+            elif _is_variable_name(graph, scoped(item)):
+                proto = _variable_def_by_convention(graph, scoped(item))
+            else:
+                graph.add_to_collection(key, graph.as_graph_element(scoped(item)))
+                continue
+            name = proto["variable_name"]
+            if name not in variables:
+                variables[name] = Variable(variable_def=proto)
+            graph.add_to_collection(key, variables[name])
+    saver_def = meta.get("saver_def") or {}
+    if saver_def.get("save_tensor_name") and saver_def.get("restore_op_name"):
+        return Saver(saver_def=SaverDef(**saver_def), name=scope or None)
+    if variables:
+        return Saver()
+    return None
+
+
+def _is_variable_name(graph: Graph, name: str) -> bool:
+    op_name = name.rsplit(":", 1)[0]
+    try:
+        return graph.get_operation_by_name(op_name).type in ("VariableV2", "Variable")
+    except (KeyError, ValueError):
+        return False
+
+
+def _variable_def_by_convention(graph: Graph, name: str) -> dict[str, Any]:
+    """A variable listed by name only: its initializer and snapshot by TF's op names (``w/Assign``, ``w/read``)."""
+    op_name = name.rsplit(":", 1)[0]
+    names = {op.name for op in graph.get_operations()}
+    if f"{op_name}/Assign" not in names:
+        raise ValueError(f"Variable {name} has no initializer op {op_name}/Assign in the imported graph")
+    snapshot = f"{op_name}/read:0" if f"{op_name}/read" in names else f"{op_name}:0"
+    return {"variable_name": f"{op_name}:0", "initializer_name": f"{op_name}/Assign", "snapshot_name": snapshot}
 
 
 def export_meta_graph(
@@ -119,8 +280,8 @@ def export_meta_graph(
         >>> with tf.Graph().as_default() as g:
         ...     v = tf.Variable(1.0, name="v")
         >>> meta = export_meta_graph(graph=g, collection_list=["variables"])
-        >>> meta["collection_def"], meta["meta_info_def"]["stripped_op_list"]
-        ({'variables': ['v:0']}, ['Assign', 'Const', 'Identity', 'VariableV2'])
+        >>> meta["collection_def"]["variables"][0]["variable_name"], meta["meta_info_def"]["stripped_op_list"]
+        ('v:0', ['Assign', 'Const', 'Identity', 'VariableV2'])
     """
     graph = graph or get_default_graph()
     graph_def = _graph_def_json(graph, clear_devices)

@@ -18,6 +18,7 @@ Example:
     3 loss 0.25
 """
 
+from dtf_notebook.summary.media_summaries import audio, image
 from dtf_notebook.summary.messages import (
     Event,
     HistogramProto,
@@ -34,6 +35,8 @@ from dtf_notebook.summary.writer import FileWriter, FileWriterCache
 
 __all__ = [
     "Event",
+    "audio",
+    "image",
     "FileWriter",
     "FileWriterCache",
     "HistogramProto",

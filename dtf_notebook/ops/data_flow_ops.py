@@ -24,11 +24,12 @@ from dtf_notebook.ops.data_flow.accumulator_ops import (
     ConditionalAccumulatorBase,
     SparseConditionalAccumulator,
 )
-from dtf_notebook.ops.data_flow.queue_ops import FIFOQueue, QueueBase
+from dtf_notebook.ops.data_flow.queue_ops import FIFOQueue, PaddingFIFOQueue, QueueBase
 
 __all__ = [
     "QueueBase",
     "FIFOQueue",
+    "PaddingFIFOQueue",
     "ConditionalAccumulatorBase",
     "ConditionalAccumulator",
     "SparseConditionalAccumulator",

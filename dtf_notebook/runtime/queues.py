@@ -308,7 +308,8 @@ class FIFOQueueResource(SharedResource):
         if self.shapes:
             for i, (value, shape) in enumerate(zip(components, self.shapes)):
                 expected = ((count,) if batched else ()) + shape
-                if tuple(value.shape) != expected:
+                got = tuple(value.shape)
+                if len(got) != len(expected) or any(e is not None and e != g for e, g in zip(expected, got)):
                     raise errors.InvalidArgumentError(
                         None,
                         None,
@@ -325,7 +326,7 @@ class FIFOQueueResource(SharedResource):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise errors.CancelledError(None, None, f"FIFOQueue '{self.name}' is closed.")
+            raise errors.CancelledError(None, None, f"{self.kind} '{self.name}' is closed.")
 
     def enqueue(self, components: Sequence[Any], step: Any) -> None:
         """Adds one element, waiting while the queue is full.
@@ -378,7 +379,7 @@ class FIFOQueueResource(SharedResource):
         return errors.OutOfRangeError(
             None,
             None,
-            f"FIFOQueue '{self.name}' is closed and has insufficient elements (requested {requested}, "
+            f"{self.kind} '{self.name}' is closed and has insufficient elements (requested {requested}, "
             f"current size {have})",
         )
 
@@ -459,9 +460,12 @@ class FIFOQueueResource(SharedResource):
                 self._cond.notify_all()
                 raise
         return tuple(
-            _stack([element[i] for element in taken], dtype, shape)
+            self._batch([element[i] for element in taken], dtype, shape)
             for i, (dtype, shape) in enumerate(zip(self.component_types, self.shapes))
         )
+
+    def _batch(self, rows: Sequence[Any], dtype: dtypes.DType, shape: tuple[Any, ...]) -> Any:
+        return _stack(rows, dtype, shape)
 
     # ---- state ----------------------------------------------------------------------------------
     def close(self, cancel_pending_enqueues: bool = False) -> None:
@@ -498,3 +502,32 @@ class FIFOQueueResource(SharedResource):
     @property
     def is_closed(self) -> bool:
         return self._closed
+
+
+class PaddingFIFOQueueResource(FIFOQueueResource):
+    """A FIFO queue whose component shapes may leave dimensions unknown (None); ``dequeue_many`` pads.
+
+    Each element must match its component's rank and known dimensions. A batch is padded, per unknown
+    dimension, to the largest size among its elements: with zeros, and with empty strings for strings.
+
+    Example:
+        >>> import torch
+        >>> q = PaddingFIFOQueueResource("q", [dtypes.int32], [(None,)], capacity=-1)
+        >>> q.enqueue((torch.tensor([1, 2, 3]),), step=None); q.enqueue((torch.tensor([4]),), step=None)
+        >>> q.dequeue_many(2, step=None)[0].tolist()
+        [[1, 2, 3], [4, 0, 0]]
+    """
+
+    kind = "PaddingFIFOQueue"
+
+    def _batch(self, rows: Sequence[Any], dtype: dtypes.DType, shape: tuple[Any, ...]) -> Any:
+        dims = tuple(
+            d if d is not None else max((int(r.shape[i]) for r in rows), default=0) for i, d in enumerate(shape)
+        )
+        if dtype.is_string:
+            out = np.full((len(rows),) + dims, b"", dtype=object)
+        else:
+            out = torch.zeros((len(rows),) + dims, dtype=values.torch_dtype(dtype))
+        for i, row in enumerate(rows):
+            out[(i, *(slice(0, n) for n in row.shape))] = row
+        return out

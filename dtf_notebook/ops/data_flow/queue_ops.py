@@ -41,11 +41,12 @@ from dtf_notebook.ops.data_flow.common import (
     using_handle,
 )
 from dtf_notebook.ops.op_helpers import constant_value, make_op
-from dtf_notebook.runtime.queues import FIFOQueueResource
+from dtf_notebook.runtime.queues import FIFOQueueResource, PaddingFIFOQueueResource
 
-__all__ = ["QueueBase", "FIFOQueue"]
+__all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue"]
 
-_QUEUE_OPS = ("FIFOQueueV2",)
+_QUEUE_OPS = ("FIFOQueueV2", "PaddingFIFOQueueV2")
+_RESOURCES = {"FIFOQueueV2": FIFOQueueResource, "PaddingFIFOQueueV2": PaddingFIFOQueueResource}
 
 
 # ---- the handle op ---------------------------------------------------------------------------------
@@ -57,8 +58,12 @@ def _queue_infer(op: Operation) -> list:
     if not isinstance(shapes, list | tuple) or (shapes and len(shapes) != len(types)):
         raise ValueError(f"Queue '{op.name}' has {len(types)} component types but shapes {shapes!r}")
     for shape in shapes:
-        if not TensorShape(shape).is_fully_defined():
+        if op.type == "FIFOQueueV2" and not TensorShape(shape).is_fully_defined():
             raise ValueError(f"All shapes of queue '{op.name}' must be fully defined: {shapes!r}")
+        if TensorShape(shape).ndims is None:
+            raise ValueError(f"Every shape of padding queue '{op.name}' needs a known rank: {shapes!r}")
+    if op.type == "PaddingFIFOQueueV2" and len(shapes) != len(types):
+        raise ValueError(f"Padding queue '{op.name}' needs a shape for each of its {len(types)} components")
     if not isinstance(op.get_attr("capacity"), int):
         raise ValueError(f"Capacity of queue '{op.name}' must be an integer, got {op.get_attr('capacity')!r}")
     return [HANDLE_SPEC]
@@ -66,16 +71,17 @@ def _queue_infer(op: Operation) -> list:
 
 def _make_queue(op: Operation, container: str, name: str, mgr: Any, device: str) -> FIFOQueueResource:
     types, shapes, capacity = op.get_attr("component_types"), op.get_attr("shapes"), op.get_attr("capacity")
-    return FIFOQueueResource(name, types, shapes, capacity, container, mgr, device)
+    return _RESOURCES[op.type](name, types, shapes, capacity, container, mgr, device)
 
 
 def _verify_queue(op: Operation, resource: Any) -> None:
-    expect_resource(resource, FIFOQueueResource, op).verify(
+    expect_resource(resource, _RESOURCES[op.type], op).verify(
         op.get_attr("component_types"), op.get_attr("shapes"), op.get_attr("capacity")
     )
 
 
-register_handle_op("FIFOQueueV2", _queue_infer, handle_kernel(_make_queue, _verify_queue))
+for _queue_op in _QUEUE_OPS:
+    register_handle_op(_queue_op, _queue_infer, handle_kernel(_make_queue, _verify_queue))
 
 
 # ---- ops using the handle --------------------------------------------------------------------------
@@ -181,8 +187,9 @@ def _as_type_list(types: Any) -> list[dtypes.DType]:
     return [dtypes.as_dtype(types)]
 
 
-def _as_shape_list(shapes: Any) -> list[TensorShape] | None:
-    """TF's ``_as_shape_list``: None, one shape, or a list of shapes; every shape fully defined."""
+def _as_shape_list(shapes: Any, unknown_dims: bool = False) -> list[TensorShape] | None:
+    """TF's ``_as_shape_list``: None, one shape, or a list of shapes; every shape fully defined unless
+    ``unknown_dims`` (then every shape needs a known rank)."""
     if shapes is None:
         return None
     if isinstance(shapes, TensorShape):
@@ -192,7 +199,10 @@ def _as_shape_list(shapes: Any) -> list[TensorShape] | None:
     if all(s is None or isinstance(s, int) for s in shapes):
         shapes = [shapes]  # a single shape given as a list of dims
     shapes = [TensorShape(s) for s in shapes]
-    if any(not s.is_fully_defined() for s in shapes):
+    if unknown_dims:
+        if any(s.ndims is None for s in shapes):
+            raise ValueError(f"All shapes must have a defined rank: {shapes}")
+    elif any(not s.is_fully_defined() for s in shapes):
         raise ValueError(f"All shapes must be fully defined: {shapes}")
     return shapes
 
@@ -467,21 +477,83 @@ class FIFOQueue(QueueBase):
     ) -> None:
         types = _as_type_list(dtypes)
         shape_list = _as_shape_list(shapes)
-        if names is not None and not isinstance(names, list | tuple):
-            names = [names]
-        if shape_list is not None and len(shape_list) != len(types):
-            raise ValueError("Queue shapes must have the same length as dtypes")
-        if names is not None and len(names) != len(types):
-            raise ValueError("Queue names must have the same length as dtypes")
-        graph = get_default_graph()
-        attrs = {
-            "component_types": types,
-            "shapes": [s.as_tuple() for s in shape_list] if shape_list is not None else [],
-            "capacity": int(capacity),
-            "container": "",
-            "shared_name": shared_name or "",
-        }
-        # Like TF's init_scope: the queue never depends on the control context it is created in.
-        with graph.as_default(), graph.control_dependencies(None):
-            queue_ref = make_op("FIFOQueueV2", [], attrs, name=name).outputs[0]
-        super().__init__(types, shape_list, names, queue_ref)
+        super().__init__(*_new_queue("FIFOQueueV2", capacity, types, shape_list, names, shared_name, name))
+
+
+def _new_queue(
+    op_type: str,
+    capacity: int,
+    types: list[dtypes.DType],
+    shape_list: list[TensorShape] | None,
+    names: Any,
+    shared_name: str | None,
+    name: str,
+) -> tuple[list[dtypes.DType], list[TensorShape] | None, Any, Tensor]:
+    """Creates a queue's handle op; returns ``QueueBase``'s arguments."""
+    if names is not None and not isinstance(names, list | tuple):
+        names = [names]
+    if shape_list is not None and len(shape_list) != len(types):
+        raise ValueError("Queue shapes must have the same length as dtypes")
+    if names is not None and len(names) != len(types):
+        raise ValueError("Queue names must have the same length as dtypes")
+    graph = get_default_graph()
+    attrs = {
+        "component_types": types,
+        "shapes": [s.as_tuple() for s in shape_list] if shape_list is not None else [],
+        "capacity": int(capacity),
+        "container": "",
+        "shared_name": shared_name or "",
+    }
+    # Like TF's init_scope: the queue never depends on the control context it is created in.
+    with graph.as_default(), graph.control_dependencies(None):
+        queue_ref = make_op(op_type, [], attrs, name=name).outputs[0]
+    return types, shape_list, names, queue_ref
+
+
+class PaddingFIFOQueue(QueueBase):
+    """A FIFO queue whose shapes may leave dimensions unknown; ``dequeue_many`` pads (TF1's ``tf.PaddingFIFOQueue``).
+
+    Each component needs a shape of known rank; ``None`` dimensions take any size. ``dequeue_many`` and
+    ``dequeue_up_to`` pad every unknown dimension of a batch to its largest element, with zeros (empty
+    strings for strings).
+
+    Args:
+        capacity: Most elements held at once; enqueues wait while it is full.
+        dtypes: DType of each component.
+        shapes: Shape of each component (required), e.g. ``[[None], [None, 3]]``.
+        names: Name of each component: elements are then dicts.
+        shared_name: Name under which the queue is shared (default: the op's name).
+        name: Name of the queue op.
+
+    Raises:
+        ValueError: ``shapes`` is missing, has another length than ``dtypes``, or a shape has unknown rank.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     q = PaddingFIFOQueue(5, tf.int32, shapes=[[None]])
+        ...     pushes = [q.enqueue([[1, 2, 3]]), q.enqueue([[4]])]
+        ...     batch = q.dequeue_many(2)
+        ...     with tf.Session() as sess:
+        ...         _ = [sess.run(p) for p in pushes]
+        ...         print(batch.shape.as_list(), sess.run(batch).tolist())
+        [2, None] [[1, 2, 3], [4, 0, 0]]
+    """
+
+    def __init__(
+        self,
+        capacity: int,
+        dtypes: Any,
+        shapes: Any,
+        names: Any = None,
+        shared_name: str | None = None,
+        name: str = "padding_fifo_queue",
+    ) -> None:
+        types = _as_type_list(dtypes)
+        shape_list = _as_shape_list(shapes, unknown_dims=True)
+        if shape_list is None or len(shape_list) != len(types):
+            got = 0 if shape_list is None else len(shape_list)
+            raise ValueError(
+                f"Shapes must be provided for all components, but received {len(types)} dtypes and {got} shapes."
+            )
+        super().__init__(*_new_queue("PaddingFIFOQueueV2", capacity, types, shape_list, names, shared_name, name))

@@ -20,7 +20,6 @@ import argparse
 import functools
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,14 +29,10 @@ import time
 import _common
 import numpy as np
 
+from dtf_notebook.distributed.launcher import free_port
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = {"1K": 1 << 10, "1M": 1 << 20, "64M": 64 << 20}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def child_env() -> dict[str, str]:

@@ -14,8 +14,10 @@ Example:
 from __future__ import annotations
 
 import atexit
+import collections
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -30,16 +32,50 @@ _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspat
 _live: weakref.WeakSet[ProcessCluster] = weakref.WeakSet()
 
 
+_LOW_PORT = 20000
+_issued: collections.deque[int] = collections.deque(maxlen=1024)  # handed out lately by this process
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    """The ports the kernel gives outgoing connections (Linux: ``ip_local_port_range``; elsewhere IANA's)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 49152, 65535
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago (the OS picks it).
+    """A port that was free a moment ago, for a task to bind shortly.
+
+    The port is below the kernel's ephemeral range when there is room there: a port the kernel picks
+    itself could be taken, before the task binds it, as the source port of any outgoing connection on the
+    machine (a cluster's own tasks open many). Ports handed out lately by this process are not reused.
 
     Example:
-        >>> 0 < free_port() < 65536
+        >>> port = free_port()
+        >>> _LOW_PORT <= port < _ephemeral_range()[0] and port not in {free_port() for _ in range(20)}
         True
     """
-    with socket.socket() as s:
+    low, _ = _ephemeral_range()
+    if low - _LOW_PORT >= 1000:
+        for _ in range(200):
+            port = random.randrange(_LOW_PORT, low)
+            if port in _issued:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind((host, port))
+                except OSError:
+                    continue
+            _issued.append(port)
+            return port
+    with socket.socket() as s:  # no room below the ephemeral range: let the kernel pick
         s.bind((host, 0))
-        return s.getsockname()[1]
+        port = s.getsockname()[1]
+    _issued.append(port)
+    return port
 
 
 def task_env(threads: int = 1) -> dict[str, str]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-import socket
 
 import numpy as np
 import pytest
 
 import dtf_notebook as tf
+from dtf_notebook.distributed.launcher import free_port
 from dtf_notebook.framework import op_registry
 from dtf_notebook.placement.partition import partition, prune, rendezvous_key, task_of
 from dtf_notebook.placement.placer import PlacementNode, place
@@ -489,12 +489,6 @@ def test_random_graphs_keep_their_edges(seed):
 
 
 # ---- TF's partitioner as the oracle ---------------------------------------------------------------
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cross_edges(parts_nodes, sends):
     """(sent tensor or ^control source, send task, recv task) for each send of a partitioned graph."""
     by = {n["name"]: n for n in parts_nodes}
@@ -511,7 +505,7 @@ def test_cross_task_edges_match_tensorflow():
     real_tf = pytest.importorskip("tensorflow")
     tf1 = real_tf.compat.v1
     cluster = real_tf.train.ClusterSpec(
-        {"ps": [f"127.0.0.1:{_free_port()}"], "worker": [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]}
+        {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
     )
     servers = [
         tf1.train.Server(cluster, job_name=j, task_index=i) for j, i in (("ps", 0), ("worker", 0), ("worker", 1))

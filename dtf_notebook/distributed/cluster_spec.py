@@ -83,7 +83,9 @@ def _job_tasks(job: str, tasks: Any) -> dict[int, str]:
     elif isinstance(tasks, Mapping):
         items = list(tasks.items())
     else:
-        raise TypeError(f"The tasks for job {job!r} must be a list or a dictionary from integers to strings.")
+        raise TypeError(
+            f"The tasks for job {job!r} must be a list or a dictionary from integers to strings. Got {tasks!r}."
+        )
     result: dict[int, str] = {}
     for index, address in items:
         position = _task_index(index, job)

@@ -33,8 +33,9 @@ __all__ = ["STANDARD_PS_OPS", "replica_device_setter"]
 
 _log = logging.getLogger(__name__)
 
-#: Op types placed on ps tasks by default: TF1's list. Queues and the reference-typed
-#: ``ConditionalAccumulator`` are not in it (TF leaves them with the worker unless pinned).
+#: Op types placed on ps tasks by default: TF1's list. It holds ``ResourceConditionalAccumulator``, the op
+#: ``tf.ConditionalAccumulator`` builds, so a dense accumulator goes to a ps task; queues and the
+#: reference-typed ``SparseConditionalAccumulator`` are not in it (TF leaves them with the worker unless pinned).
 STANDARD_PS_OPS = (
     "Variable",
     "VariableV2",

@@ -290,14 +290,20 @@ def test_accumulator_graph_structure():
     assert (acc.name, acc.dtype, acc.accumulator_ref.op.type) == (
         "conditional_accumulator",
         tf.float32,
-        "ConditionalAccumulator",
+        "ResourceConditionalAccumulator",
     )
     apply = acc.apply_grad([1.0, 2.0], local_step=0)
-    assert apply.type == "AccumulatorApplyGradient" and apply.inputs[1].dtype == tf.int64
+    assert apply.type == "ResourceAccumulatorApplyGradient" and apply.inputs[1].dtype == tf.int64
     take = acc.take_grad(2)
-    assert (take.shape.as_list(), take.op.type) == ([2], "AccumulatorTakeGradient")
-    assert acc.num_accumulated().name == "conditional_accumulator_NumAccumulated:0"
-    assert acc.set_global_step(1).type == "AccumulatorSetGlobalStep"
+    assert (take.shape.as_list(), take.op.type) == ([2], "ResourceAccumulatorTakeGradient")
+    num = acc.num_accumulated()
+    assert (num.name, num.op.type) == ("conditional_accumulator_NumAccumulated:0", "ResourceAccumulatorNumAccumulated")
+    assert acc.set_global_step(1).type == "ResourceAccumulatorSetGlobalStep"
+    # The sparse accumulator stays reference-typed, as in TF.
+    sparse = tf.SparseConditionalAccumulator(tf.float32, shape=[3, 1])
+    assert sparse.accumulator_ref.op.type == "SparseConditionalAccumulator"
+    assert sparse.num_accumulated().op.type == "AccumulatorNumAccumulated"
+    assert sparse.set_global_step(1).type == "AccumulatorSetGlobalStep"
     with pytest.raises(ValueError, match="incompatible"):
         acc.apply_grad([1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match="DataType string not in list of allowed values"):
@@ -429,3 +435,20 @@ def test_accumulators_match_tensorflow():
     np.testing.assert_allclose(got_dense, want_dense)
     for got, want in zip(got_sparse, want_sparse):
         np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.tf_oracle
+def test_accumulator_op_types_and_names_match_tensorflow():
+    tf1 = pytest.importorskip("tensorflow.compat.v1")
+
+    def build(lib):
+        made = []
+        for acc in (lib.ConditionalAccumulator(lib.float32, [2]), lib.SparseConditionalAccumulator(lib.float32, [2])):
+            made += [acc.accumulator_ref.op, acc.num_accumulated().op, acc.set_global_step(1)]
+        dense = lib.ConditionalAccumulator(lib.float32, [2], name="d")
+        made += [dense.apply_grad([1.0, 2.0]), dense.take_grad(1).op]
+        return [(op.name, op.type) for op in made]
+
+    with tf1.Graph().as_default():
+        want = build(tf1)
+    assert build(tf) == want

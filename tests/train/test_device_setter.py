@@ -251,6 +251,27 @@ def test_every_op_device_matches_tensorflow(setter_args):
     assert got == expected
 
 
+@pytest.mark.tf_oracle
+def test_accumulators_are_placed_as_tensorflow_places_them():
+    # TF builds a dense accumulator as ResourceConditionalAccumulator, a standard ps op (so it also takes a
+    # round-robin turn); the sparse one stays reference-typed and is left with the worker.
+    tf_real = pytest.importorskip("tensorflow").compat.v1
+
+    def handles(tf_mod):
+        with tf_mod.Graph().as_default():
+            with tf_mod.device(tf_mod.train.replica_device_setter(ps_tasks=2)):
+                tf_mod.Variable(1.0, name="v1", use_resource=False)
+                dense = tf_mod.ConditionalAccumulator(tf_mod.float32, shape=[2], name="dense")
+                sparse = tf_mod.SparseConditionalAccumulator(tf_mod.float32, shape=[2], name="sparse")
+                v2 = tf_mod.Variable(2.0, name="v2", use_resource=False)
+            ops = [dense.accumulator_ref.op, sparse.accumulator_ref.op, v2.op]
+            return [(op.name, op.type, op.device) for op in ops]
+
+    want = handles(tf_real)
+    assert want[0] == ("dense", "ResourceConditionalAccumulator", "/job:ps/task:1")
+    assert handles(tf) == want
+
+
 def test_ops_taking_a_variable_by_reference_are_built_on_the_variables_device():
     # TF1 colocates ops with their ref inputs at creation, overriding device functions and device blocks.
     with tf.Graph().as_default():

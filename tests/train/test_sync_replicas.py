@@ -70,7 +70,7 @@ def test_graph_structure_follows_tf():
     assert ops["sync_token_q"].get_attr("shared_name") == "sync_token_q"
     assert ops["sync_token_q"].get_attr("capacity") == -1
     assert ops["dummy_queue"].get_attr("capacity") == 1
-    accumulators = [op for op in graph.get_operations() if op.type == "ConditionalAccumulator"]
+    accumulators = [op for op in graph.get_operations() if op.type == "ResourceConditionalAccumulator"]
     assert [op.get_attr("shared_name") for op in accumulators] == ["w:0/grad_accum"]
     assert tf.get_collection(tf.GraphKeys.LOCAL_VARIABLES)[0].op.name == "replica_0/sync_rep_local_step"
     assert opt.get_chief_queue_runner().enqueue_ops[0].type == "QueueEnqueueManyV2"

@@ -3,9 +3,16 @@
 An accumulator sums gradients until ``take_grad(n)`` finds at least ``n`` of them, then returns their
 average and advances its global step; gradients computed at an older ``local_step`` are dropped
 (see :mod:`dtf_notebook.runtime.accumulators`). ``SyncReplicasOptimizer`` keeps one per variable on the
-variable's task. Op types and default names follow TF1: ``ConditionalAccumulator``,
-``AccumulatorApplyGradient``, ``AccumulatorTakeGradient``, ``AccumulatorNumAccumulated``,
-``AccumulatorSetGlobalStep`` and the ``Sparse`` variants.
+variable's task. Op types and default names follow TF1 (1.13 and later): a dense accumulator is a
+``ResourceConditionalAccumulator`` used by ``ResourceAccumulatorApplyGradient``,
+``ResourceAccumulatorTakeGradient``, ``ResourceAccumulatorNumAccumulated`` and
+``ResourceAccumulatorSetGlobalStep``; being a standard ps op, it is placed on a ps task by
+``replica_device_setter``. A sparse one stays reference-typed, as in TF: ``SparseConditionalAccumulator``
+with ``SparseAccumulatorApplyGradient``, ``SparseAccumulatorTakeGradient``, ``AccumulatorNumAccumulated``
+and ``AccumulatorSetGlobalStep``, left with the worker by the device setter unless pinned. The older
+reference-typed dense ops (``ConditionalAccumulator``, ``AccumulatorApplyGradient``, ...) still run,
+for graph defs written by older TF versions. Every handle here is this project's string reference
+(see :mod:`~dtf_notebook.ops.data_flow.common`), the ``Resource`` ops' included.
 
 Example:
     >>> import dtf_notebook as tf
@@ -53,7 +60,7 @@ from dtf_notebook.runtime.accumulators import (
 
 __all__ = ["ConditionalAccumulatorBase", "ConditionalAccumulator", "SparseConditionalAccumulator"]
 
-_ACCUMULATOR_OPS = ("ConditionalAccumulator", "SparseConditionalAccumulator")
+_ACCUMULATOR_OPS = ("ResourceConditionalAccumulator", "ConditionalAccumulator", "SparseConditionalAccumulator")
 _NUMBER_TYPES = (
     dtypes.float16,
     dtypes.bfloat16,
@@ -102,6 +109,7 @@ def _maker(kind: type):
     return handle_kernel(make, verify)
 
 
+register_handle_op("ResourceConditionalAccumulator", _accumulator_infer, _maker(ConditionalAccumulatorResource))
 register_handle_op("ConditionalAccumulator", _accumulator_infer, _maker(ConditionalAccumulatorResource))
 register_handle_op("SparseConditionalAccumulator", _accumulator_infer, _maker(SparseConditionalAccumulatorResource))
 
@@ -174,14 +182,22 @@ def _sparse_take_infer(op: Operation) -> list:
     return [(dtypes.int64, TensorShape([None])), (op.get_attr("dtype"), rows), (dtypes.int64, TensorShape([rank]))]
 
 
-register_handle_user("AccumulatorApplyGradient", _apply_infer(2), _apply_run)
-register_handle_user(
-    "AccumulatorTakeGradient", lambda op: [(op.get_attr("dtype"), _accumulator_shape(op))], _take_run, needs_step=True
-)
+# The dense ops come twice: TF's resource variants (what ConditionalAccumulator builds) and the older
+# reference-typed ones, which run the same kernels.
+for _prefix in ("Resource", ""):
+    register_handle_user(f"{_prefix}AccumulatorApplyGradient", _apply_infer(2), _apply_run)
+    register_handle_user(
+        f"{_prefix}AccumulatorTakeGradient",
+        lambda op: [(op.get_attr("dtype"), _accumulator_shape(op))],
+        _take_run,
+        needs_step=True,
+    )
+    register_handle_user(
+        f"{_prefix}AccumulatorNumAccumulated", lambda op: [(dtypes.int32, scalar())], _num_accumulated_run
+    )
+    register_handle_user(f"{_prefix}AccumulatorSetGlobalStep", lambda op: [], _set_global_step_run)
 register_handle_user("SparseAccumulatorApplyGradient", _apply_infer(3), _sparse_apply_run)
 register_handle_user("SparseAccumulatorTakeGradient", _sparse_take_infer, _sparse_take_run, needs_step=True)
-register_handle_user("AccumulatorNumAccumulated", lambda op: [(dtypes.int32, scalar())], _num_accumulated_run)
-register_handle_user("AccumulatorSetGlobalStep", lambda op: [], _set_global_step_run)
 
 
 # ---- Python API ------------------------------------------------------------------------------------
@@ -200,6 +216,10 @@ class ConditionalAccumulatorBase:
         >>> isinstance(acc, ConditionalAccumulatorBase), acc.name, acc.dtype
         (True, 'acc', tf.float32)
     """
+
+    #: Prefix of the op types using the handle: ``"Resource"`` for the dense accumulator (TF's resource ops),
+    #: empty for the reference-typed sparse one.
+    _op_prefix = ""
 
     def __init__(self, dtype: Any, shape: Any, accumulator_ref: Tensor) -> None:
         self._dtype = dtypes.as_dtype(dtype)
@@ -238,7 +258,8 @@ class ConditionalAccumulatorBase:
             ...         print(sess.run(acc.num_accumulated()))
             0
         """
-        return self._use("AccumulatorNumAccumulated", [], {}, name, f"{self._name}_NumAccumulated").outputs[0]
+        op_type = f"{self._op_prefix}AccumulatorNumAccumulated"
+        return self._use(op_type, [], {}, name, f"{self._name}_NumAccumulated").outputs[0]
 
     def set_global_step(self, new_global_step: Any, name: str | None = None) -> Operation:
         """An op setting the accumulator's global step: later gradients of older steps are dropped.
@@ -248,10 +269,11 @@ class ConditionalAccumulatorBase:
             >>> with tf.Graph().as_default():
             ...     acc = ConditionalAccumulator(tf.float32, name="acc")
             ...     acc.set_global_step(5).type
-            'AccumulatorSetGlobalStep'
+            'ResourceAccumulatorSetGlobalStep'
         """
         inputs = [(new_global_step, dtypes.int64, "new_global_step")]
-        return self._use("AccumulatorSetGlobalStep", inputs, {}, name, "AccumulatorSetGlobalStep")
+        op_type = f"{self._op_prefix}AccumulatorSetGlobalStep"
+        return self._use(op_type, inputs, {}, name, op_type)
 
 
 def _as_tensor(value: Any, dtype: dtypes.DType, name: str) -> Tensor:
@@ -264,6 +286,9 @@ def _as_tensor(value: Any, dtype: dtypes.DType, name: str) -> Tensor:
 
 class ConditionalAccumulator(ConditionalAccumulatorBase):
     """Accumulates dense gradients of one variable (TF1's ``tf.ConditionalAccumulator``).
+
+    Built as TF builds it: a ``ResourceConditionalAccumulator`` op, which ``replica_device_setter`` places on
+    a ps task.
 
     Args:
         dtype: Type of the gradients (a number type).
@@ -287,6 +312,8 @@ class ConditionalAccumulator(ConditionalAccumulatorBase):
         3.0
     """
 
+    _op_prefix = "Resource"
+
     def __init__(
         self,
         dtype: Any,
@@ -295,7 +322,7 @@ class ConditionalAccumulator(ConditionalAccumulatorBase):
         name: str = "conditional_accumulator",
         reduction_type: str = "MEAN",
     ) -> None:
-        ref = _accumulator_op("ConditionalAccumulator", dtype, shape, shared_name, name, reduction_type)
+        ref = _accumulator_op("ResourceConditionalAccumulator", dtype, shape, shared_name, name, reduction_type)
         super().__init__(dtype, shape, ref)
 
     def apply_grad(self, grad: Any, local_step: Any = 0, name: str | None = None) -> Operation:
@@ -309,12 +336,13 @@ class ConditionalAccumulator(ConditionalAccumulatorBase):
             >>> with tf.Graph().as_default():
             ...     acc = tf.ConditionalAccumulator(tf.float32, shape=[2])
             ...     acc.apply_grad([1.0, 2.0], local_step=3).type
-            'AccumulatorApplyGradient'
+            'ResourceAccumulatorApplyGradient'
         """
         grad_t = convert_to_tensor(grad, dtype=self._dtype)
         grad_t.shape.assert_is_compatible_with(self._shape)
         inputs = [(local_step, dtypes.int64, "local_step"), (grad_t, self._dtype, "gradient")]
-        return self._use("AccumulatorApplyGradient", inputs, {"dtype": self._dtype}, name, "AccumulatorApplyGradient")
+        op_type = "ResourceAccumulatorApplyGradient"
+        return self._use(op_type, inputs, {"dtype": self._dtype}, name, op_type)
 
     def take_grad(self, num_required: Any, name: str | None = None) -> Tensor:
         """Waits for ``num_required`` gradients and returns their average; the accumulator starts over.
@@ -323,10 +351,11 @@ class ConditionalAccumulator(ConditionalAccumulatorBase):
             >>> import dtf_notebook as tf
             >>> with tf.Graph().as_default():
             ...     tf.ConditionalAccumulator(tf.float32, shape=[3]).take_grad(2)
-            <tf.Tensor 'AccumulatorTakeGradient:0' shape=(3,) dtype=float32>
+            <tf.Tensor 'ResourceAccumulatorTakeGradient:0' shape=(3,) dtype=float32>
         """
         inputs = [(num_required, dtypes.int32, "num_required")]
-        op = self._use("AccumulatorTakeGradient", inputs, {"dtype": self._dtype}, name, "AccumulatorTakeGradient")
+        op_type = "ResourceAccumulatorTakeGradient"
+        op = self._use(op_type, inputs, {"dtype": self._dtype}, name, op_type)
         out = op.outputs[0]
         out.set_shape(self._shape)
         return out

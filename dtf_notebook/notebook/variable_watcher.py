@@ -38,7 +38,7 @@ from dtf_notebook.notebook.widget_fallback import html_table, text_table, widget
 
 __all__ = ["VariableWatcher", "cluster_tasks"]
 
-_COLUMNS = ["task", "name", "container", "shape", "dtype", "min", "max", "mean", "norm"]
+_COLUMNS = ["task", "name", "container", "shape", "dtype", "device", "min", "max", "mean", "norm"]
 Key = tuple[str, str, str]  # (task, container, name)
 
 
@@ -78,17 +78,38 @@ def cluster_tasks(target_or_cluster: Any, cluster_key: str | None = None, timeou
     }
 
 
+def _containers(containers: str | Iterable[str] | None) -> list[str] | None:
+    """The container names to ask for: one name is one container (not its characters).
+
+    Example:
+        >>> _containers("expA"), _containers(["expA", ""]), _containers(None)
+        (['expA'], ['expA', ''], None)
+    """
+    if containers is None:
+        return None
+    names = [containers] if isinstance(containers, str) else list(containers)
+    bad = [name for name in names if not isinstance(name, str)]
+    if bad:
+        raise TypeError(f"containers must be container names (str), not {bad[0]!r}")
+    return names
+
+
 class VariableWatcher:
     """Lists every variable of a cluster's tasks, refreshed from a background thread.
 
     Args:
         target_or_cluster: Which cluster (see :func:`cluster_tasks`).
-        containers: Resource containers to list (None: all of them).
+        containers: The resource container to list (a name; ``""`` is the default container), several
+            (a list of names), or None for all of them.
         refresh: Seconds between refreshes.
         history: How many norms to keep per variable (for the sparklines).
         timeout: Seconds to wait for a task's answer before marking it unavailable for this refresh.
         cluster_key: The cluster's CurveZMQ key, if it uses one.
         start: Start refreshing now (False: call :meth:`poll` or :meth:`start` yourself).
+
+    Raises:
+        ValueError: ``refresh`` is not positive.
+        TypeError: a container name is not a str, or ``target_or_cluster`` names no cluster.
 
     Attributes:
         tasks: Task name → address.
@@ -109,7 +130,7 @@ class VariableWatcher:
     def __init__(
         self,
         target_or_cluster: Any,
-        containers: Iterable[str] | None = None,
+        containers: str | Iterable[str] | None = None,
         refresh: float = 0.5,
         history: int = 120,
         timeout: float = 2.0,
@@ -119,7 +140,7 @@ class VariableWatcher:
         if refresh <= 0:
             raise ValueError(f"refresh must be a positive number of seconds, got {refresh!r}")
         self.tasks = cluster_tasks(target_or_cluster, cluster_key, timeout)
-        self.containers = None if containers is None else list(containers)
+        self.containers = _containers(containers)
         self.refresh, self.timeout, self._history_len = refresh, timeout, history
         self._client = shared_client(cluster_key)
         self.rows: list[dict[str, Any]] = []

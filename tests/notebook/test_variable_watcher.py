@@ -81,6 +81,59 @@ def test_a_local_server_target_lists_its_variables_and_histograms() -> None:
         watcher.find("nope")
 
 
+def test_containers_filter_one_several_or_all() -> None:
+    with tf.train.Server.create_local_server() as server, tf.Graph().as_default():
+        a = tf.Variable(1.0, name="a")
+        with tf.container("expA"):
+            b = tf.Variable(2.0, name="b")
+        with tf.container("expB"):
+            c = tf.Variable(3.0, name="c")
+        with tf.Session(server.target) as sess:
+            sess.run([a.initializer, b.initializer, c.initializer])
+            listed = {}
+            for key, containers in [
+                ("one", "expA"),  # a name is one container, not its letters
+                ("one in a list", ["expB"]),
+                ("several", ("expA", "expB")),
+                ("the default", ""),
+                ("all", None),
+                ("none", []),
+            ]:
+                with VariableWatcher(server.target, containers=containers, start=False) as watcher:
+                    listed[key] = [(r["container"], r["name"]) for r in watcher.poll()]
+    assert listed == {
+        "one": [("expA", "b")],
+        "one in a list": [("expB", "c")],
+        "several": [("expA", "b"), ("expB", "c")],
+        "the default": [("", "a")],
+        "all": [("", "a"), ("expA", "b"), ("expB", "c")],
+        "none": [],
+    }
+    assert VariableWatcher(SPEC, containers="expA", start=False).containers == ["expA"]
+    with pytest.raises(TypeError, match="not 3"):
+        VariableWatcher(SPEC, containers=["expA", 3], start=False)
+
+
+def test_the_table_has_a_device_column_in_html_text_and_widget() -> None:
+    pytest.importorskip("ipywidgets")
+    from dtf_notebook.notebook.watcher_widget import VariableWatcherWidget
+
+    device = "/job:localhost/replica:0/task:0/device:CPU:0"
+    with tf.train.Server.create_local_server() as server, tf.Graph().as_default():
+        v = tf.Variable([3.0, 4.0], name="v")
+        with tf.Session(server.target) as sess:
+            sess.run(v.initializer)
+            with VariableWatcher(server.target, start=False) as watcher:
+                view = VariableWatcherWidget(watcher)
+                (row,) = watcher.poll()
+    assert row["device"] == device
+    header = "<th>dtype</th><th>device</th><th>min</th>"
+    assert header in watcher.table_html() and header in view.table.value
+    assert f"<td>{device}</td>" in watcher.table_html() and f"<td>{device}</td>" in view.table.value
+    head, _, line = repr(watcher).splitlines()[1:]
+    assert head.split()[4:7] == ["dtype", "device", "min"] and line.index(device) == head.index("device")
+
+
 @pytest.mark.cluster
 def test_watching_a_cluster_while_another_process_trains() -> None:
     with ProcessCluster({"ps": 1, "worker": 1}) as cluster:

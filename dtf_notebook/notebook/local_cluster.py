@@ -132,7 +132,7 @@ class LocalCluster:
             else that many virtual GPUs, so the same notebook runs on a laptop.
         name: The cluster's name (default: the first free ``local-N``); names its cluster file.
         threads: torch threads per task (the machine's cores are shared by all tasks).
-        ports: Fixed ports for some tasks, e.g. ``{"ps": [2222]}``; the others get free ports.
+        ports: Fixed ports (1 to 65535) for some tasks, e.g. ``{"ps": [2222]}``; the others get free ports.
         cluster_key: A shared secret: tasks then accept only CurveZMQ peers holding it.
         start_method: ``"fork"`` (from the template; the default where available) or ``"subprocess"``.
         start_timeout: Seconds allowed for the whole start.
@@ -188,6 +188,10 @@ class LocalCluster:
                 raise ValueError(
                     f"ports gives {len(job_ports)} port(s) for job {job!r}, which has {self.jobs.get(job, 0)}"
                 )
+            for port in job_ports:
+                # Port 0 would make the system pick one, which the cluster spec could not know.
+                if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+                    raise ValueError(f"ports for job {job!r} must be port numbers from 1 to 65535, not {port!r}")
         self._spec = {
             job: [f"{host}:{port}" for port in self._ports(fixed.get(job, []), n, host)] for job, n in self.jobs.items()
         }

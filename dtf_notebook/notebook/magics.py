@@ -97,6 +97,15 @@ def _int(text: str, option: str) -> int:
         raise UsageError(f"{option} needs a whole number, not {text!r}") from None
 
 
+def _port(text: str) -> int:
+    """A ``--port`` value: a TCP port a task can listen on (0 would let the system pick one the cluster
+    spec cannot know)."""
+    port = _int(text, "--port")
+    if not 1 <= port <= 65535:
+        raise UsageError(f"--port needs port numbers from 1 to 65535, not {text!r}")
+    return port
+
+
 @contextlib.contextmanager
 def _plain_errors(what: str = "") -> Iterator[None]:
     """Turns the errors a cluster operation reports about its arguments or tasks into one UsageError line."""
@@ -324,7 +333,7 @@ class ClusterMagics(Magics):
         jobs = {"ps": args.ps, "worker": args.workers}
         jobs.update({job: _int(n, "--job") for job, n in _parse_pairs(args.job, "--job", "N").items()})
         ports = {
-            job: [_int(p, "--port") for p in text.split(",")]
+            job: [_port(p) for p in text.split(",")]
             for job, text in _parse_pairs(args.port, "--port", "PORT[,PORT...]").items()
         }
         _check_ports_free(ports)

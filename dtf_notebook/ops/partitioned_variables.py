@@ -151,6 +151,89 @@ class PartitionedVariable:
         """The full (unpartitioned) shape."""
         return self._shape
 
+    def _split_value(self, value: Any) -> list[Any]:
+        """One value per part: a list of them as given, a PartitionedVariable's parts, else ``value`` split
+        along the partitioned axis into the parts' sizes."""
+        if isinstance(value, list):
+            if len(value) != len(self._variable_list):
+                raise ValueError(
+                    f"Assigning to '{self._name}' needs one value per part ({len(self._variable_list)}), "
+                    f"got a list of {len(value)}"
+                )
+            return value
+        if isinstance(value, PartitionedVariable):
+            return list(value)
+        axis = self._partition_axes()[0]
+        sizes = [part.get_shape()[axis].value for part in self._variable_list]
+        return array_ops.split(value, sizes, axis=axis)
+
+    def _assign_parts(self, method: str, value: Any, use_locking: bool, name: str | None, read_value: bool) -> list:
+        return [
+            getattr(part, method)(part_value, use_locking=use_locking, name=name, read_value=read_value)
+            for part, part_value in zip(self._variable_list, self._split_value(value))
+        ]
+
+    def assign(self, value: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True) -> list:
+        """Assigns the full ``value`` to the parts, split along the partitioned axis (TF1's semantics).
+
+        Args:
+            value: The full value (a tensor or array of the variable's shape), a Python list of one value per
+                part (as in TF, a list is always taken per part), or a PartitionedVariable split the same way.
+            use_locking, name: Passed to each part's ``assign``.
+            read_value: Return each part's new value (True) or its assign op (False).
+
+        Returns:
+            A list with one entry per part, in offset order.
+
+        Raises:
+            ValueError: a list whose length is not the number of parts, or a value whose shape does not
+                split into the parts' shapes.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     v = tf.get_variable("v", [3, 2], partitioner=lambda shape, dtype: [2, 1])
+            ...     parts = v.assign(tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+            ...     with tf.Session() as sess:
+            ...         print([p.tolist() for p in sess.run(parts)])
+            [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0]]]
+        """
+        return self._assign_parts("assign", value, use_locking, name, read_value)
+
+    def assign_add(
+        self, value: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True
+    ) -> list:
+        """Adds the full ``value`` to the parts, split as in :meth:`assign`.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     split = tf.fixed_size_partitioner(3)
+            ...     v = tf.get_variable("v", [3], initializer=tf.ones_initializer(), partitioner=split)
+            ...     parts = v.assign_add(tf.constant([1.0, 2.0, 3.0]))
+            ...     with tf.Session() as sess:
+            ...         sess.run(tf.global_variables_initializer())
+            ...         print([p.tolist() for p in sess.run(parts)])
+            [[2.0], [3.0], [4.0]]
+        """
+        return self._assign_parts("assign_add", value, use_locking, name, read_value)
+
+    def assign_sub(
+        self, value: Any, use_locking: bool = False, name: str | None = None, read_value: bool = True
+    ) -> list:
+        """Subtracts the full ``value`` from the parts, split as in :meth:`assign`.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     split = tf.fixed_size_partitioner(2)
+            ...     v = tf.get_variable("v", [2], initializer=tf.ones_initializer(), partitioner=split)
+            ...     ops = v.assign_sub([[1.0], [2.0]], read_value=False)  # one value per part
+            >>> [op.type for op in ops]
+            ['AssignSub', 'AssignSub']
+        """
+        return self._assign_parts("assign_sub", value, use_locking, name, read_value)
+
     def _get_variable_list(self) -> list[Variable]:
         return self._variable_list
 

@@ -115,6 +115,9 @@ def test_bad_tasks_jobs_and_names_are_named(cluster):
         LocalCluster(jobs={"worker": 1}, name="shared").start()
     with pytest.raises(RuntimeError, match="already running"):
         cluster.start()
+    for port in (0, -1, 65536, 99999, "2222", True):
+        with pytest.raises(ValueError, match=f"ports for job 'ps' must be port numbers from 1 to 65535, not {port!r}"):
+            LocalCluster(ps=1, workers=1, ports={"ps": [port]})
 
 
 def test_repr_and_html_table(cluster):

@@ -150,7 +150,14 @@ def _check_ports_free(ports: dict[str, list[int]]) -> None:
 @magic_arguments("dtf_cluster start")
 @argument("--ps", type=int, default=1, metavar="N", help="tasks of job ps (default 1)")
 @argument("--workers", type=int, default=2, metavar="M", help="tasks of job worker (default 2)")
-@argument("--job", action="append", default=[], metavar="NAME=N", help="tasks of any job, e.g. chief=1 (repeatable)")
+@argument(
+    "--job",
+    action="append",
+    nargs="+",
+    default=[],
+    metavar="NAME=N",
+    help="tasks of any job, e.g. chief=1 evaluator=1 (repeatable)",
+)
 @argument("--virtual-gpus", type=int, default=0, metavar="K", help="CPU-backed /gpu:N devices per non-ps task")
 @argument("--gpus-per-worker", type=int, default=None, metavar="G", help="GPUs per non-ps task (virtual without)")
 @argument("--name", default=None, help="the cluster's name (default: the first free local-N)")
@@ -331,7 +338,9 @@ class ClusterMagics(Magics):
     def _start(self, args: Any) -> None:
         self._check_var(args.var)
         jobs = {"ps": args.ps, "worker": args.workers}
-        jobs.update({job: _int(n, "--job") for job, n in _parse_pairs(args.job, "--job", "N").items()})
+        # --job a=1 --job b=2 and --job a=1 b=2 alike: append collects one list per --job.
+        pairs = [pair for group in args.job for pair in group]
+        jobs.update({job: _int(n, "--job") for job, n in _parse_pairs(pairs, "--job", "N").items()})
         ports = {
             job: [_port(p) for p in text.split(",")]
             for job, text in _parse_pairs(args.port, "--port", "PORT[,PORT...]").items()

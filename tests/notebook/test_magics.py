@@ -66,9 +66,9 @@ def test_help_shows_every_sub_command(shell, capsys):
     doc = shell.find_magic("dtf_cluster").__doc__
     for command in COMMANDS:
         assert f"%dtf_cluster {command}" in doc
-    for option in ("--ps N", "--workers M", "--job <NAME=N>", "--virtual-gpus K", "--gpus-per-worker G", "--name"):
+    for option in ("--ps N", "--workers M", "--job NAME=N [NAME=N ...]", "--virtual-gpus K", "--gpus-per-worker G"):
         assert option in doc
-    assert "%dtf_cluster logs [--follow]" in doc and "JOB:TASK" in doc and "--all" in doc
+    assert "%dtf_cluster logs [--follow]" in doc and "JOB:TASK" in doc and "--all" in doc and "--name NAME" in doc
     _, out, _ = cell(shell, capsys, "%dtf_cluster?")
     assert "%dtf_cluster restart [--cluster NAME] JOB:TASK" in out
     _, out, _ = cell(shell, capsys, "%dtf_cluster help kill")
@@ -101,13 +101,15 @@ def test_start_binds_the_cluster_and_shows_its_table(shell, cluster, capsys):
 
 def test_start_with_more_jobs_and_gpus(shell, cluster, capsys):
     result, out, err = cell(
-        shell, capsys, "%dtf_cluster start --ps 0 --workers 1 --job chief=1 --virtual-gpus 2 --name magic-gpus --var g"
+        shell,
+        capsys,
+        "%dtf_cluster start --ps 0 --workers 1 --job chief=1 evaluator=1 --virtual-gpus 2 --name magic-gpus --var g",
     )
     assert result.success, err
     g = shell.user_ns["g"]
     try:
-        assert g.jobs == {"worker": 1, "chief": 1}
-        assert "Started cluster 'magic-gpus' (worker=1 chief=1)" in out
+        assert g.jobs == {"worker": 1, "chief": 1, "evaluator": 1}  # --job takes several NAME=N
+        assert "Started cluster 'magic-gpus' (worker=1 chief=1 evaluator=1)" in out
         devices = {d.split("/device:")[-1] for t in g.tasks for d in t.devices}
         assert {"CPU:0", "GPU:0", "GPU:1"} <= devices
         # The newest cluster is the current one; a name picks another.
@@ -115,7 +117,7 @@ def test_start_with_more_jobs_and_gpus(shell, cluster, capsys):
         assert shell.run_line_magic("dtf_cluster", "spec magic-main") == cluster.spec
     finally:
         _, out, _ = cell(shell, capsys, "%dtf_cluster stop magic-gpus")
-    assert "Stopped cluster 'magic-gpus' (2 tasks)." in out and not g.running
+    assert "Stopped cluster 'magic-gpus' (3 tasks)." in out and not g.running
     assert shell.run_line_magic("dtf_cluster", "spec") == cluster.spec  # back to the one still running
 
 
@@ -184,6 +186,8 @@ def test_connect_to_a_cluster_by_name_and_file(shell, cluster, capsys):
         ("%dtf_cluster connect nope", "No cluster 'nope'"),
         ("%dtf_cluster start --job chief", "--job takes JOB=N, not 'chief'"),
         ("%dtf_cluster start --job chief=x", "--job needs a whole number, not 'x'"),
+        ("%dtf_cluster start --job chief=1 --job evaluator=x", "--job needs a whole number, not 'x'"),
+        ("%dtf_cluster start --job chief=1 evaluator", "--job takes JOB=N, not 'evaluator'"),
         ("%dtf_cluster start --port ps=99999", "--port needs port numbers from 1 to 65535, not '99999'"),
         ("%dtf_cluster start --port ps=-1", "--port needs port numbers from 1 to 65535, not '-1'"),
         ("%dtf_cluster start --port ps=0", "--port needs port numbers from 1 to 65535, not '0'"),

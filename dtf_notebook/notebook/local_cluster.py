@@ -131,7 +131,7 @@ class LocalCluster:
             (round robin, shared when there are too few; ps tasks then see none) where this machine has GPUs,
             else that many virtual GPUs, so the same notebook runs on a laptop.
         name: The cluster's name (default: the first free ``local-N``); names its cluster file.
-        threads: torch threads per task (the machine's cores are shared by all tasks).
+        threads: torch threads per task, at least 1 (the machine's cores are shared by all tasks).
         ports: Fixed ports (1 to 65535) for some tasks, e.g. ``{"ps": [2222]}``; the others get free ports.
         cluster_key: A shared secret: tasks then accept only CurveZMQ peers holding it.
         start_method: ``"fork"`` (from the template; the default where available) or ``"subprocess"``.
@@ -174,6 +174,8 @@ class LocalCluster:
         for option, value in (("virtual_gpus", virtual_gpus), ("gpus_per_worker", gpus_per_worker or 0)):
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f"{option} must be an int >= 0, not {value!r}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be an int >= 1 (torch threads per task), not {threads!r}")
         if start_method not in (None, "fork", "subprocess"):
             raise ValueError(f"start_method must be 'fork' or 'subprocess', not {start_method!r}")
         if start_method == "fork" and not fork_available():

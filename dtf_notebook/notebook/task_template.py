@@ -85,15 +85,15 @@ def run_task(args: list[str], parent: int, threads: int = 1) -> None:
 
     Exits with the server's status: 0 when stopped, 1 with a traceback on an error, 2 for bad arguments.
     """
-    import torch
-
-    from dtf_notebook import server
-
-    # As the server would with OMP_NUM_THREADS: in a forked child the template's setting is no guide.
-    torch.set_num_threads(threads)
-    _watch_parent(parent)
     sys.argv = ["dtf-server", *args]
     try:
+        import torch
+
+        from dtf_notebook import server
+
+        _watch_parent(parent)
+        # As the server would with OMP_NUM_THREADS: in a forked child the template's setting is no guide.
+        torch.set_num_threads(threads)
         code = server.main(args)
     except SystemExit as e:
         if isinstance(e.code, str):
@@ -184,6 +184,9 @@ class _Template:
         if pid == 0:
             try:
                 _become_task(request, os.getppid(), [self.requests, self.replies, self.wake_r, self.wake_w])
+            except BaseException:  # noqa: BLE001 - the task's log (or, before it was opened, the template's) says why
+                traceback.print_exc()
+                sys.stderr.flush()
             finally:
                 os._exit(70)  # only reached when becoming the task itself failed
         self.children.add(pid)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
+from dtf_notebook.distributed.launcher import free_port
 from dtf_notebook.notebook import cluster_files, local_cluster
 from dtf_notebook.notebook.local_cluster import ClusterStartError, LocalCluster
 from dtf_notebook.notebook.pids import pid_running
@@ -118,6 +119,9 @@ def test_bad_tasks_jobs_and_names_are_named(cluster):
     for port in (0, -1, 65536, 99999, "2222", True):
         with pytest.raises(ValueError, match=f"ports for job 'ps' must be port numbers from 1 to 65535, not {port!r}"):
             LocalCluster(ps=1, workers=1, ports={"ps": [port]})
+    for threads in (0, -2, 1.5):
+        with pytest.raises(ValueError, match=f"threads must be an int >= 1 .*, not {threads!r}"):
+            LocalCluster(ps=1, workers=1, threads=threads)
 
 
 def test_repr_and_html_table(cluster):
@@ -138,6 +142,24 @@ def test_failed_task_is_named_with_its_log_and_nothing_is_left(runtime_dir):
     assert "Could not bind" in str(info.value) and "Could not bind" in info.value.log
     assert gone([t.pid for t in c.tasks], 1.0)
     assert not c.running and not os.path.exists(cluster_files.cluster_file("broken"))
+
+
+def test_a_task_that_fails_while_forked_leaves_its_traceback_in_its_log(runtime_dir, monkeypatch, tmp_path):
+    # Becoming the task fails (an environment variable name the system refuses) before the server runs.
+    monkeypatch.setattr(LocalCluster, "_task_env", lambda self, job, index: {"BAD=NAME": "1"})
+    c = LocalCluster(jobs={"worker": 1}, name="unforked", start_method="fork")
+    with pytest.raises(ClusterStartError, match=r"Task worker:0 .* exited before serving with code 70") as info:
+        c.start()
+    assert "Traceback (most recent call last):" in info.value.log and "ValueError" in info.value.log
+    assert "(empty)" not in str(info.value) and not c.running
+    # The server fails to set up (torch refuses 0 threads): a traceback and code 1, as from a plain process.
+    template = shared_template()
+    template.wait_ready(120)
+    spec = f'{{"local": ["127.0.0.1:{free_port()}"]}}'
+    log = tmp_path / "no-threads.log"
+    pid = template.spawn(["--cluster", spec, "--job", "local", "--task", "0"], str(log), threads=0)
+    assert template.wait(pid, 30) == 1
+    assert "Traceback (most recent call last):" in log.read_text() and "set_num_threads" in log.read_text()
 
 
 CONNECT = """

@@ -192,6 +192,7 @@ def test_connect_to_a_cluster_by_name_and_file(shell, cluster, capsys):
         ("%dtf_cluster start --port ps=-1", "--port needs port numbers from 1 to 65535, not '-1'"),
         ("%dtf_cluster start --port ps=0", "--port needs port numbers from 1 to 65535, not '0'"),
         ("%dtf_cluster start --port worker=2222,70000", "not '70000'"),
+        ("%dtf_cluster start --threads 0", "threads must be an int >= 1 (torch threads per task), not 0"),
         ("%dtf_cluster start --ps -1", "Job 'ps' needs a count of tasks >= 0"),
         ("%dtf_cluster start --var 1x", "--var needs a Python variable name"),
         ("%dtf_cluster start --name magic-main", "already running"),

@@ -51,6 +51,7 @@ __all__ = [
     "find",
     "list_clusters",
     "remove",
+    "remove_if_stale",
     "runtime_dir",
     "update",
 ]
@@ -305,21 +306,47 @@ def _all_files() -> list[str]:
     return sorted(glob.glob(os.path.join(glob.escape(runtime_dir()), f"{_PREFIX}*.json")))
 
 
+def remove_if_stale(path: str) -> bool:
+    """Removes the cluster file ``path`` (and the cluster's temporary log directory) if its owner and tasks are
+    all gone, or if it is unreadable; True when it removed the file. A live cluster's file is left alone.
+
+    Example:
+        >>> import tempfile
+        >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()
+        >>> live = claim(ClusterRecord(name="live", spec={}))  # owned by this process
+        >>> dead = claim(ClusterRecord(name="dead", spec={}, owner_pid=0))
+        >>> remove_if_stale(live.path), remove_if_stale(dead.path), remove_if_stale(dead.path)
+        (False, True, False)
+        >>> remove(live); del os.environ["JUPYTER_RUNTIME_DIR"]
+    """
+    try:
+        record = _read(path)
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        record = None  # unreadable: no cluster can be reached through it
+    if record is not None and not record.is_stale():
+        return False
+    removed = False
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+        removed = True
+    if record is not None and record.temporary_logs and record.log_dir:
+        shutil.rmtree(record.log_dir, ignore_errors=True)  # its owner died before it could
+    return removed
+
+
 def _scan(clean: bool) -> tuple[list[ClusterRecord], list[str]]:
     live, removed = [], []
     for path in _all_files():
         try:
             record = _read(path)
         except (OSError, ValueError):
-            record = None  # unreadable: no cluster can be reached through it
+            record = None
         if record is not None and not record.is_stale():
             live.append(record)
-        elif clean:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-                removed.append(path)
-            if record is not None and record.temporary_logs and record.log_dir:
-                shutil.rmtree(record.log_dir, ignore_errors=True)  # its owner died before it could
+        elif clean and remove_if_stale(path):
+            removed.append(path)
     return sorted(live, key=lambda r: r.started), removed
 
 

@@ -14,7 +14,10 @@ code and last log lines. A running cluster has a cluster file (see
 :mod:`~dtf_notebook.notebook.cluster_files`) through which another kernel can
 :meth:`LocalCluster.connect` to it and the ``dtf-cluster`` command can list and
 stop it. Clusters stop when the kernel exits; and since every task watches its
-parent process, even a killed kernel leaves no task behind.
+parent process, even a killed kernel leaves no task behind. Nor does it leave
+its cluster file and temporary logs for long: the template removes them once
+the tasks are gone, and every ``start()`` and :func:`prewarm` removes those of
+clusters whose owner and tasks are gone (as ``dtf-cluster list`` does).
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -96,11 +99,13 @@ class TaskInfo:
 def prewarm() -> None:
     """Starts this process's task template in the background, so the next cluster starts warm.
 
-    Returns at once; the template imports torch and dtf_notebook in its own process.
+    Returns at once; the template imports torch and dtf_notebook in its own process. Also removes the files
+    (and temporary logs) of clusters whose kernel was killed, as :meth:`LocalCluster.start` does.
 
     Example:
         >>> prewarm()
     """
+    cluster_files.clean_stale()  # what killed kernels left behind
     if fork_available():
         shared_template()
 
@@ -302,7 +307,10 @@ class LocalCluster:
             try:
                 template = shared_template()
                 template.wait_ready(self.start_timeout)
-                return fork_task(template, job, index, address, args, log, env, self.threads, self.start_timeout)
+                cluster_file = self._record.path if self._record is not None else None
+                return fork_task(
+                    template, job, index, address, args, log, env, self.threads, self.start_timeout, cluster_file
+                )
             except (TemplateError, OSError) as e:
                 self._fall_back(e, stacklevel=4)
         return subprocess_task(job, index, address, args, log, env, self.threads)
@@ -361,6 +369,7 @@ class LocalCluster:
                 shared_template()  # imports in the background while we prepare
             except (TemplateError, OSError) as e:
                 self._fall_back(e, stacklevel=3)
+        cluster_files.clean_stale()  # the files and temporary logs of clusters whose kernel was killed
         self._record = cluster_files.claim(
             cluster_files.ClusterRecord(name=self.name, spec=self.spec, cluster_key=self._key is not None)
         )

@@ -15,14 +15,18 @@ child). It talks to its parent over its stdin/stdout pipes in JSON lines, never
 pickle::
 
     parent → template   {"op": "spawn", "id": 1, "args": [...], "log": "/tmp/.../worker-0.log",
-                         "env": {"CUDA_VISIBLE_DEVICES": "0"}, "threads": 1}
+                         "env": {"CUDA_VISIBLE_DEVICES": "0"}, "threads": 1,
+                         "cluster_file": "/run/.../dtf-cluster-local-1.json"}
     template → parent   {"event": "hello", "pid": 123, "threads": 1}        once, when warm
                         {"id": 1, "pid": 124}        or  {"id": 1, "error": "..."}
                         {"event": "exit", "pid": 124, "code": -9}           when a task ends
 
 Lifetime: the template exits, stopping its tasks, when its stdin closes (the
 parent exited or was killed) or its parent changes; every task also exits
-when its parent process goes, so even a SIGKILLed kernel leaves nothing behind.
+when its parent process goes, so even a SIGKILLed kernel leaves nothing behind:
+on its way out the template also removes the cluster files its tasks were
+started for (named by ``cluster_file``) whose owner and tasks are gone, with
+their temporary log directories.
 ``python -m dtf_notebook.notebook.task_template task --parent-pid P -- ARGS``
 runs one task in a plain process with the same watch on its parent (the
 fallback where fork is unavailable).
@@ -157,6 +161,7 @@ class _Template:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a kernel interrupt is not meant for the cluster
         self.children: set[int] = set()
+        self.cluster_files: set[str] = set()  # of the clusters our tasks belong to: removed if stale at the end
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -178,6 +183,8 @@ class _Template:
     def spawn(self, request: dict[str, Any]) -> int:
         if not isinstance(request.get("args"), list) or not isinstance(request.get("log"), str):
             raise ValueError("spawn needs 'args' (a list) and 'log' (a path)")
+        if isinstance(request.get("cluster_file"), str):
+            self.cluster_files.add(request["cluster_file"])
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -230,6 +237,23 @@ class _Template:
                     self.handle(line)
         self.shutdown()
 
+    def remove_stale_clusters(self, patience: float = 3.0) -> None:
+        """Removes the cluster files (and temporary log directories) of our tasks' clusters once their owner and
+        tasks are gone: a killed kernel could not remove them itself. A cluster stopped in order has none left.
+        """
+        if not self.cluster_files:
+            return
+        from dtf_notebook.notebook import cluster_files
+
+        # A killed parent closes our pipe a moment before the system counts it as gone: wait a little for it.
+        deadline = time.monotonic() + patience
+        pending = {path for path in self.cluster_files if os.path.exists(path)}
+        while pending:
+            pending = {path for path in pending if not cluster_files.remove_if_stale(path) and os.path.exists(path)}
+            if not pending or time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+
     def shutdown(self) -> None:
         """Stops every task still running (SIGTERM, then SIGKILL after 3 s) and exits."""
         for sig, patience in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
@@ -245,6 +269,7 @@ class _Template:
                 except OSError:
                     self.children.clear()  # the reply pipe is gone: nobody to tell
                 time.sleep(0.02)
+        self.remove_stale_clusters()
         if self.log:
             with contextlib.suppress(OSError):
                 os.unlink(self.log)  # an orderly end: nobody needs the template's output now

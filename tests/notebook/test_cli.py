@@ -75,6 +75,19 @@ def test_clean_removes_only_stale_files(capsys, runtime_dir):
     assert cluster_files.find("mine").path == live.path
 
 
+def test_list_removes_stale_files_and_their_temporary_logs(capsys, runtime_dir):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    logs = runtime_dir / "logs"
+    logs.mkdir()
+    stale = ClusterRecord(name="killed", spec={}, owner_pid=gone.pid, log_dir=str(logs), temporary_logs=True)
+    path = cluster_files.claim(stale).path
+    assert main(["list"]) == 0
+    assert capsys.readouterr().out.startswith("No running clusters")
+    assert not logs.exists() and not cluster_files.list_clusters(clean=False)
+    assert not (runtime_dir / path).exists()
+
+
 @pytest.mark.parametrize("argv", [[], ["stop"], ["stop", "x", "--all"], ["frobnicate"]])
 def test_usage_errors_exit_with_2(argv, capsys):
     with pytest.raises(SystemExit) as info:

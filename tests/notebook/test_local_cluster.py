@@ -216,8 +216,34 @@ def test_tasks_die_with_a_killed_parent(runtime_dir):
         proc.wait(10)
         proc.stdout.close()
     assert gone(pids, 5.0), [p for p in pids if pid_running(p)]
-    assert all(r.owner_pid != proc.pid for r in cluster_files.list_clusters())  # its file was stale: cleaned
-    assert not os.path.exists(log_dir) and not os.path.exists(cluster_files.cluster_file("orphan"))
+    # The template removes the dead cluster's file and temporary logs on its way out: nobody has to list or clean.
+    path = cluster_files.cluster_file("orphan")
+    deadline = time.monotonic() + 10
+    while (os.path.exists(path) or os.path.exists(log_dir)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(log_dir) and not os.path.exists(path)
+
+
+def _stale_cluster(name: str, tmp_path) -> tuple[str, str]:
+    """A cluster file as a killed kernel leaves it (owner and tasks gone), with its temporary log directory."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    log_dir = tmp_path / f"logs-{name}"
+    log_dir.mkdir()
+    (log_dir / "ps-0-1.log").write_text("ready ps 0\n")
+    record = cluster_files.ClusterRecord(name=name, spec={"ps": ["127.0.0.1:1"]}, owner_pid=dead.pid)
+    record.log_dir, record.temporary_logs = str(log_dir), True
+    record.tasks = [{"job": "ps", "task": 0, "address": "127.0.0.1:1", "pid": dead.pid, "start_ticks": 0, "log": ""}]
+    return cluster_files.claim(record).path, str(log_dir)
+
+
+def test_start_and_prewarm_remove_what_killed_kernels_left(runtime_dir, tmp_path):
+    path, log_dir = _stale_cluster("left-by-kill", tmp_path)
+    local_cluster.prewarm()
+    assert not os.path.exists(path) and not os.path.exists(log_dir)
+    path, log_dir = _stale_cluster("left-again", tmp_path)
+    with LocalCluster(jobs={"worker": 1}, name="after-kill"):
+        assert not os.path.exists(path) and not os.path.exists(log_dir)
 
 
 def test_falls_back_to_plain_processes_when_the_template_fails(runtime_dir, monkeypatch):

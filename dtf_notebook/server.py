@@ -46,6 +46,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--virtual-gpus", type=int, default=0, help="CPU-backed /gpu:N devices for this task")
     p.add_argument("--memory-fraction", type=float, default=0.0, help="per-process GPU memory fraction")
     p.add_argument("--cluster-key-file", help="file holding the shared secret that enables CurveZMQ")
+    p.add_argument(
+        "--session-gc-secs",
+        type=float,
+        default=0.0,
+        help="close master sessions idle this long, e.g. of clients that died (default 0: never)",
+    )
     return p.parse_args(argv)
 
 
@@ -105,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     """Starts the task and serves until interrupted."""
     args = parse_args(argv)
     cluster, job, task = resolve(args)
-    config = ConfigProto(virtual_gpus=args.virtual_gpus)
+    config = ConfigProto(virtual_gpus=args.virtual_gpus, session_gc_secs=args.session_gc_secs)
     config.gpu_options.per_process_gpu_memory_fraction = args.memory_fraction
     if args.cluster_key_file:
         with open(args.cluster_key_file, encoding="utf-8") as f:

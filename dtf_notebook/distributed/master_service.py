@@ -68,7 +68,11 @@ class HeldTensor:
 
 
 class _StepPlan:
-    """What one signature needs at run time: a registered partition per task and how to route feeds/fetches."""
+    """What one signature needs at run time: a registered partition per task and how to route feeds/fetches.
+
+    A plan's partitions stay registered while it is the signature's current plan or a step still runs it:
+    ``users`` counts those steps, ``retired`` says a newer plan (or the session's close) replaced it.
+    """
 
     def __init__(self) -> None:
         self.handles: dict[str, str] = {}  # task -> graph handle
@@ -76,6 +80,10 @@ class _StepPlan:
         self.fetches: dict[str, list[tuple[int, str]]] = {}  # task -> [(fetch index, tensor name)]
         self.targets: dict[str, list[str]] = {}  # task -> op names to run (sends and user targets)
         self.fed_fetches: list[tuple[int, int]] = []  # (fetch index, feed index) for fetched fed tensors
+        self.fingerprint: tuple = ()  # the pruned nodes and their devices: equal fingerprints, equal partitions
+        self.version = -1  # the graph version this plan was last checked against
+        self.users = 0
+        self.retired = False
 
 
 class MasterSession:
@@ -98,12 +106,22 @@ class MasterSession:
         self._placed_version = -1
         self._placement: dict[str, str] = {}
         self._placement_errors: dict[str, str] = {}
-        self._plans: dict[tuple, tuple[int, _StepPlan]] = {}
-        self._lock = threading.Lock()
+        self._plans: dict[tuple, _StepPlan] = {}  # signature -> its current plan
+        self._live: set[_StepPlan] = set()  # every plan whose partitions are registered
+        self._closed = False
+        self._lock = threading.Lock()  # compiling and extending
+        self._refs = threading.Lock()  # the plan table, users and retirement
+        self.last_used = time.monotonic()
+        self.active = 0  # requests being served (an idle-session collector leaves these alone)
 
     def extend(self, graph_def: dict[str, Any]) -> None:
         with self._lock:
+            self._check_open()
             import_graph_def(graph_def, graph=self.graph)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise errors.AbortedError(None, None, f"Session {self.handle} was closed")
 
     # ---- compiling a signature ------------------------------------------------------------------
     def _place(self) -> None:
@@ -124,14 +142,70 @@ class MasterSession:
         self._placed_version = self.graph.version
 
     def plan(self, feeds: list[str], fetches: list[str], targets: list[str]) -> _StepPlan:
+        """The registered plan of this signature for the current graph, held for one step: call
+        :meth:`release` once the step is done.
+
+        A plan compiled for an older graph is kept when its pruned nodes and their devices did not change
+        (the graph only grew elsewhere); otherwise a new plan is registered and the old one is deregistered
+        as soon as no step runs it any more.
+        """
         key = (tuple(feeds), tuple(fetches), tuple(targets))
-        cached = self._plans.get(key)
-        if cached is not None and cached[0] == self.graph.version:
-            return cached[1]
+        with self._refs:
+            self._check_open()
+            plan = self._plans.get(key)
+            if plan is not None and plan.version == self.graph.version:
+                plan.users += 1
+                return plan
         with self._lock:
-            plan = self._compile(feeds, fetches, targets)
-            self._plans[key] = (self.graph.version, plan)
-        return plan
+            self._check_open()
+            with self._refs:
+                old = self._plans.get(key)
+            if old is not None and old.version == self.graph.version:
+                new = old  # another step compiled it meanwhile
+            else:
+                new = self._compile(feeds, fetches, targets, old)
+            replaced = old if old is not None and old is not new else None
+            with self._refs:
+                closed = self._closed
+                if not closed:
+                    new.users += 1
+                    self._plans[key] = new
+                    self._live.add(new)
+                    if replaced is not None:
+                        replaced.retired = True
+                        if replaced.users:
+                            replaced = None  # its last step deregisters it
+        if closed:
+            # The session closed while this plan was compiled (close() took care of the older ones).
+            if new is not old:
+                self._drop_handles(new.handles)
+            self._check_open()
+        if replaced is not None:
+            self._deregister(replaced)
+        return new
+
+    def release(self, plan: _StepPlan) -> None:
+        """Ends one step's hold on ``plan``; a retired plan no step runs any more is deregistered."""
+        with self._refs:
+            plan.users -= 1
+            done = plan.retired and plan.users == 0
+        if done:
+            self._deregister(plan)
+
+    def _deregister(self, plan: _StepPlan) -> None:
+        with self._refs:
+            if plan not in self._live:
+                return  # deregistered already
+            self._live.discard(plan)
+        self._drop_handles(plan.handles)
+
+    def _drop_handles(self, handles: dict[str, str]) -> None:
+        # Fire and forget: a task that is gone has nothing left to drop, and a restarted one never had it.
+        for task, handle in handles.items():
+            try:
+                self.master.call(task, "DeregisterGraph", {"graph_handle": handle}, [])
+            except errors.OpError:
+                pass
 
     def _lookup(self, feeds: list[str], fetches: list[str], targets: list[str]) -> tuple[list, list, list]:
         graph = self.graph
@@ -143,7 +217,9 @@ class MasterSession:
             raise errors.InvalidArgumentError(None, None, str(e)) from None
         return feed_tensors, fetch_tensors, target_ops
 
-    def _compile(self, feeds: list[str], fetches: list[str], targets: list[str]) -> _StepPlan:
+    def _compile(self, feeds: list[str], fetches: list[str], targets: list[str], old: _StepPlan | None) -> _StepPlan:
+        """Compiles and registers a plan of this signature, or returns ``old`` (updated to the current graph
+        version) when the pruned graph and its placement are unchanged."""
         feed_tensors, fetch_tensors, target_ops = self._lookup(feeds, fetches, targets)
         self._place()
         fed = set(feed_tensors)
@@ -155,6 +231,13 @@ class MasterSession:
         plan = _StepPlan()
         placement = self._fold_constants(ops)
         nodes, placement, output_types = self._node_data(ops, fed, feed_tensors, plan, placement)
+        # A graph only grows (extending never changes a node), so the same nodes on the same devices make the
+        # same partitions: then the old plan's registered partitions serve the new graph version too.
+        plan.fingerprint = (tuple(op.name for op in ops), tuple(sorted(placement.items())))
+        plan.version = self.graph.version
+        if old is not None and old.fingerprint == plan.fingerprint:
+            old.version = plan.version
+            return old
         parts = partition(nodes, placement, output_types)
         for index, tensor in enumerate(fetch_tensors):
             if tensor in fed:
@@ -168,11 +251,16 @@ class MasterSession:
         # receives right before their first consumer), which is what rules out cross-task waits.
         for task, part in parts.items():
             plan.targets.setdefault(task, []).extend(n["name"] for n in part if n["op"] == "_Send")
-            plain, tensors = wire.encode_graph_def({"node": part})
-            reply, _ = self.master.call(
-                task, "RegisterGraph", {"graph": plain, "session": self.handle}, tensors
-            ).result()
-            plan.handles[task] = reply["graph_handle"]
+        try:
+            for task, part in parts.items():
+                plain, tensors = wire.encode_graph_def({"node": part})
+                reply, _ = self.master.call(
+                    task, "RegisterGraph", {"graph": plain, "session": self.handle}, tensors
+                ).result()
+                plan.handles[task] = reply["graph_handle"]
+        except BaseException:
+            self._drop_handles(plan.handles)  # the partitions registered before the failure
+            raise
         return plan
 
     def _fold_constants(self, ops: list[Any]) -> dict[str, str]:
@@ -275,6 +363,20 @@ class MasterSession:
         With ``traces`` (a list) every partition is traced and its worker's trace (``nodes``, ``sent``) appended.
         """
         plan = self.plan(feeds, fetches, targets)
+        try:
+            return self._run_plan(plan, fetches, values, timeout, direct_fetch, traces)
+        finally:
+            self.release(plan)
+
+    def _run_plan(
+        self,
+        plan: _StepPlan,
+        fetches: list[str],
+        values: list[Any],
+        timeout: float | None,
+        direct_fetch: bool,
+        traces: list[dict[str, Any]] | None,
+    ) -> list[Any]:
         step_id = random.getrandbits(62)
         deadline = None if timeout is None else time.monotonic() + timeout
         requests = {
@@ -381,13 +483,17 @@ class MasterSession:
             self.master.call(task, "AbortStep", message, [])  # fire and forget: a gone task needs no telling
 
     def close(self) -> None:
-        for _, plan in self._plans.values():
-            for task, handle in plan.handles.items():
-                try:
-                    self.master.call(task, "DeregisterGraph", {"graph_handle": handle}, [])
-                except errors.OpError:
-                    pass
-        self._plans.clear()
+        """Deregisters every partition this session registered (those of running steps when they end)."""
+        with self._refs:
+            self._closed = True
+            self._plans.clear()
+            idle = []
+            for plan in self._live:
+                plan.retired = True
+                if not plan.users:
+                    idle.append(plan)
+        for plan in idle:
+            self._deregister(plan)
 
 
 class MasterService:
@@ -397,6 +503,8 @@ class MasterService:
         cluster: The cluster this master coordinates.
         job, task: The master's own task (default device of unpinned ops).
         call: How to reach a task's worker service.
+        session_gc_secs: :meth:`collect_idle` closes sessions unused for this long (0: never, as in TF,
+            whose gRPC servers never collect sessions either).
 
     Example:
         >>> cluster = ClusterSpec({"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223"]})
@@ -405,8 +513,17 @@ class MasterService:
         ('ps', 0)
     """
 
-    def __init__(self, cluster: ClusterSpec, job: str, task: int, call: TaskCaller, call_sync: Any = None) -> None:
+    def __init__(
+        self,
+        cluster: ClusterSpec,
+        job: str,
+        task: int,
+        call: TaskCaller,
+        call_sync: Any = None,
+        session_gc_secs: float = 0.0,
+    ) -> None:
         self.cluster = cluster
+        self.session_gc_secs = session_gc_secs
         self.job, self.task = job, task
         self.call = call
         self.address = ""  # set by the Server once bound: workers check this master is alive during long steps
@@ -488,6 +605,16 @@ class MasterService:
                 cleared += [f"{task}:{name}" for name in reply.get("cleared", [])]
             return {"cleared": cleared}, []
         session = self._session(header)
+        try:
+            return self._handle_session(session, method, header, tensors)
+        finally:
+            with self._lock:
+                session.active -= 1
+                session.last_used = time.monotonic()
+
+    def _handle_session(
+        self, session: MasterSession, method: str, header: dict[str, Any], tensors: list[Any]
+    ) -> tuple[dict[str, Any], list[Any]]:
         if method == "ExtendSession":
             session.extend(wire.decode_graph_def(header.get("graph") or {"node": []}, tensors))
             return {}, []
@@ -522,13 +649,50 @@ class MasterService:
         raise errors.UnimplementedError(None, None, f"Unknown master method {method!r}")
 
     def _session(self, header: dict[str, Any]) -> MasterSession:
+        """The session a request names, counted as active until the request is served."""
         handle = header.get("session_handle")
-        session = self._sessions.get(handle) if isinstance(handle, str) else None
+        with self._lock:
+            session = self._sessions.get(handle) if isinstance(handle, str) else None
+            if session is not None:
+                session.active += 1
         if session is None:
             raise errors.AbortedError(
-                None, None, f"Session {handle!r} is not known to this master (it may have restarted)"
+                None,
+                None,
+                f"Session {handle!r} is not known to this master (it was closed, collected after being idle, "
+                "or the master restarted)",
             )
         return session
+
+    def collect_idle(self, now: float | None = None) -> list[str]:
+        """Closes the sessions no request used for ``session_gc_secs`` seconds (their client probably died
+        without closing them) and returns their handles; does nothing when ``session_gc_secs`` is 0.
+
+        A session serving a request (a long step included) is never idle.
+
+        Example:
+            >>> master = MasterService(ClusterSpec({"local": ["127.0.0.1:0"]}), "local", 0, call=None,
+            ...                        session_gc_secs=60.0)
+            >>> master.collect_idle()   # no sessions yet
+            []
+        """
+        if self.session_gc_secs <= 0:
+            return []
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            idle = [s for s in self._sessions.values() if not s.active and now - s.last_used > self.session_gc_secs]
+            for session in idle:
+                del self._sessions[session.handle]
+        for session in idle:
+            session.close()
+        return [s.handle for s in idle]
+
+    def close_all(self) -> None:
+        """Closes every session (the server is stopping)."""
+        with self._lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close()
 
 
 def _transfers(parts: dict[str, list[dict[str, Any]]], names: set[str]) -> list[dict[str, Any]]:

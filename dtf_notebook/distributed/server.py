@@ -128,7 +128,14 @@ class Server:
         self.worker = WorkerService(
             job_name, self.task_index, self.config, peers=self._send_to_peer, master_alive=self._check_master
         )
-        self.master = MasterService(cluster, job_name, self.task_index, self._call_task, self._call_task_sync)
+        self.master = MasterService(
+            cluster,
+            job_name,
+            self.task_index,
+            self._call_task,
+            self._call_task_sync,
+            session_gc_secs=self.config.session_gc_secs,
+        )
         self._client: Client = shared_client(cluster_key_of(self.config))
         if start:
             self.start()
@@ -179,6 +186,14 @@ class Server:
         with _local_lock:
             _local_servers[self._socket.address] = self
         self._stopped.clear()
+        if self.master.session_gc_secs > 0:
+            threading.Thread(target=self._collect_idle_sessions, name="dtf-session-gc", daemon=True).start()
+
+    def _collect_idle_sessions(self) -> None:
+        # Checks a few times per period, so a session goes at most a quarter period late.
+        every = min(10.0, self.master.session_gc_secs / 4)
+        while not self._stopped.wait(every):
+            self.master.collect_idle()
 
     def _rewrite_own_address(self, address: str) -> None:
         spec = self.cluster_spec.as_dict()
@@ -202,6 +217,8 @@ class Server:
         self._socket.close()
         self._socket = None
         self._stopped.set()
+        # Its sessions die with it: their partitions registered on the other tasks go too.
+        self.master.close_all()
 
     def __enter__(self) -> Server:
         return self

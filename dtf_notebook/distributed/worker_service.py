@@ -146,8 +146,12 @@ class WorkerService:
         return {"graph_handle": handle}, []
 
     def deregister_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        handle = _field(header, "graph_handle", str)
         with self._lock:
-            self._graphs.pop(_field(header, "graph_handle", str), None)
+            graph = self._graphs.pop(handle, None)
+            self._timings.pop(handle, None)
+        if graph is not None:
+            self.backend.forget(graph)
         return {}, []
 
     def run_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:

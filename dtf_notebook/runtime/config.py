@@ -87,6 +87,9 @@ class ConfigProto:
     cluster_wait_secs: float = 30.0
     #: Shared secret enabling CurveZMQ between tasks and clients (also read from DTF_CLUSTER_KEY).
     cluster_key: str = ""
+    #: In a server's own config: close master sessions no request used for this many seconds (their client
+    #: died without closing them); 0 never does, as TF's servers.
+    session_gc_secs: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (dicts, lists, numbers, strings)."""

@@ -165,6 +165,28 @@ class LocalBackend:
             _record_trace(run_metadata, trace, plan)
         return [None if r is None else values.to_numpy(r) for r in results]
 
+    def forget(self, graph: Graph) -> None:
+        """Drops the plans and placement cached for ``graph`` (a task's worker calls this when a partition is
+        deregistered; the cache would otherwise keep the graph alive).
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> backend = LocalBackend(tf.ConfigProto())
+            >>> with tf.Graph().as_default() as g:
+            ...     two = tf.constant(2.0)
+            >>> [float(x) for x in backend.run(g, [two], [], [], None, None)]
+            [2.0]
+            >>> backend.forget(g)
+            >>> backend._plans, backend._placement
+            ({}, {})
+        """
+        key = id(graph)
+        with self._lock:
+            for signature in [k for k in self._plans if k[0] == key]:
+                del self._plans[signature]
+            self._placement.pop(key, None)
+            self._placed_version.pop(key, None)
+
     def close(self) -> None:
         """Frees this backend's variables and plans."""
         self.state.resources.clear()

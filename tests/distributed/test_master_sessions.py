@@ -1,0 +1,181 @@
+"""A master session's registered partitions: one set per step signature, replaced (never piled up) as the graph
+grows, all deregistered when the session closes; idle sessions of dead clients collected when configured."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import dtf_notebook.compat.v1 as tf
+from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.transport import Client
+
+pytestmark = pytest.mark.cluster
+
+
+def _eventually(condition, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.fixture
+def two_tasks():
+    """A ps and a worker in this process, so the test can look at what each worker holds."""
+    from tests.distributed.cluster_util import free_port
+
+    spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
+    ps = tf.train.Server(spec, job_name="ps", task_index=0)
+    worker = tf.train.Server(spec, job_name="worker", task_index=0)
+    yield ps, worker
+    worker.stop()
+    ps.stop()
+
+
+def _registered(*servers) -> int:
+    return sum(len(s.worker._graphs) for s in servers)
+
+
+def test_graph_extensions_keep_one_registration_per_signature_and_close_drops_all(two_tasks):
+    ps, worker = two_tasks
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(0.0, name="grown")
+    inc = tf.assign_add(v, 1.0)
+    doubled = v * 2.0  # placed on the worker: a partition on each task
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+        sess.run(inc)
+        sess.run(doubled)
+        first = _registered(ps, worker)
+        handles = set(ps.worker._graphs) | set(worker.worker._graphs)
+        for i in range(20):
+            tf.constant(float(i), name=f"unrelated_{i}")  # the graph grows; these signatures do not change
+            sess.run(inc)
+            sess.run(doubled)
+        assert _registered(ps, worker) == first
+        assert set(ps.worker._graphs) | set(worker.worker._graphs) == handles  # reused, not re-registered
+        assert sess.run(v) == 21.0
+    assert _eventually(lambda: _registered(ps, worker) == 0)
+    # The workers' compiled plans of those partitions went with them (nothing keeps the graphs alive).
+    assert not ps.worker.backend._plans and not worker.worker.backend._plans
+    assert not ps.worker._timings and not worker.worker._timings
+
+
+def test_a_changed_partition_replaces_the_old_registration_once_no_step_runs_it(two_tasks):
+    ps, worker = two_tasks
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(3.0, name="replaced")
+    doubled = v * 2.0
+
+    def handles() -> set[str]:
+        return set(ps.worker._graphs) | set(worker.worker._graphs)
+
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+        assert sess.run(doubled) == 6.0
+        before = handles()  # the initializer's plan and this one
+        (session,) = worker.master._sessions.values()
+        fetches = [doubled.name]
+        held = session.plan([], fetches, [])  # a step still running the current plan
+        old = set(held.handles.values())
+        assert len(old) == 2 and old <= before
+        # Extending never changes a pruned graph's nodes; pretend it did, so the next step recompiles.
+        held.fingerprint = ("stale",)
+        tf.constant(0.0, name="extension")
+        assert sess.run(doubled) == 6.0
+        assert handles() > before and len(handles()) == len(before) + 2  # the held plan stays registered
+        session.release(held)
+        assert _eventually(lambda: not old & handles())
+        assert len(handles()) == len(before)
+        for i in range(10):
+            session._plans[((), tuple(fetches), ())].fingerprint = ("stale",)
+            tf.constant(float(i), name=f"more_{i}")
+            assert sess.run(doubled) == 6.0
+        assert _eventually(lambda: len(handles()) == len(before))  # bounded: one plan per signature
+    assert _eventually(lambda: not handles())
+
+
+def test_close_during_a_step_deregisters_when_the_step_ends(two_tasks):
+    ps, worker = two_tasks
+    with tf.device("/job:ps/task:0"):
+        queue = tf.FIFOQueue(1, tf.float32, shared_name="close_during_step")
+        put = queue.enqueue(1.0)
+    taken = queue.dequeue() + 1.0
+    sess = tf.Session(worker.target)
+    results = []
+    runner = threading.Thread(target=lambda: results.append(sess.run(taken)))
+    runner.start()
+    assert _eventually(lambda: len(worker.master._sessions) == 1)
+    (session,) = worker.master._sessions.values()
+    assert _eventually(lambda: session.active == 1 and _registered(ps, worker) == 2)
+    session.close()  # what CloseSession does; the blocked step keeps its partitions
+    assert _registered(ps, worker) == 2
+    with tf.Session(worker.target) as other:
+        other.run(put)
+    runner.join(30)
+    assert results == [2.0]
+    assert _eventually(lambda: _registered(ps, worker) == 0)
+    sess.close()
+
+
+def test_idle_sessions_of_dead_clients_are_collected_when_configured():
+    server = tf.train.Server.create_local_server(config=tf.ConfigProto(session_gc_secs=1.0))
+    client = Client()
+    try:
+        # A client that creates a session, runs a step, and dies without closing it.
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.constant(2.0, name="two")
+        plain, tensors = wire.encode_graph_def(graph.as_graph_def())
+        reply, _ = client.call(server.address, "CreateSession", {"graph": plain}, tensors, timeout=30)
+        handle = reply["session_handle"]
+        run = {"session_handle": handle, "feeds": [], "fetches": ["two:0"], "targets": []}
+        assert float(client.call(server.address, "RunStep", run, timeout=30)[1][0]) == 2.0
+        assert len(server.worker._graphs) == 1
+        assert _eventually(lambda: not server.master._sessions and not server.worker._graphs, timeout=15)
+        with pytest.raises(tf.errors.AbortedError, match="collected after being idle"):
+            client.call(server.address, "RunStep", run, timeout=30)
+    finally:
+        client.close()
+        server.stop()
+
+
+def test_a_session_running_a_step_is_never_idle():
+    server = tf.train.Server.create_local_server(config=tf.ConfigProto(session_gc_secs=3600.0))
+    try:
+        queue = tf.FIFOQueue(1, tf.float32, shared_name="never_idle")
+        sess = tf.Session(server.target)
+        results = []
+        runner = threading.Thread(target=lambda: results.append(sess.run(queue.dequeue())))
+        runner.start()
+        assert _eventually(lambda: len(server.master._sessions) == 1)
+        (session,) = server.master._sessions.values()
+        assert _eventually(lambda: session.active == 1)
+        assert server.master.collect_idle(now=time.monotonic() + 7200) == []
+        with tf.Session(server.target) as other:
+            other.run(queue.enqueue(4.0))
+        runner.join(30)
+        assert results == [4.0]
+        assert server.master.collect_idle(now=time.monotonic() + 7200) == [session.handle]
+        with pytest.raises(tf.errors.AbortedError, match="not known to this master"):
+            sess.run(queue.size())
+    finally:
+        server.stop()
+
+
+def test_no_collection_by_default():
+    server = tf.train.Server.create_local_server()
+    try:
+        sess = tf.Session(server.target)
+        sess.run(tf.constant(1.0))
+        assert server.master.session_gc_secs == 0
+        assert server.master.collect_idle(now=time.monotonic() + 1e9) == []
+        assert sess.run(tf.constant(5.0)) == 5.0
+        sess.close()
+    finally:
+        server.stop()

@@ -28,6 +28,7 @@ from dtf_notebook.ops.nn.activations import elu, leaky_relu, relu, relu6, softpl
 from dtf_notebook.ops.nn.bias_add import bias_add, xw_plus_b
 from dtf_notebook.ops.nn.conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
 from dtf_notebook.ops.nn.embedding import embedding_lookup
+from dtf_notebook.ops.nn.embedding_sparse import embedding_lookup_sparse
 from dtf_notebook.ops.nn.losses import log_poisson_loss, sigmoid_cross_entropy_with_logits
 from dtf_notebook.ops.nn.pooling import avg_pool, avg_pool2d, max_pool, max_pool2d
 from dtf_notebook.ops.nn.softmax import log_softmax, softmax
@@ -68,4 +69,5 @@ __all__ = [
     "avg_pool",
     "avg_pool2d",
     "embedding_lookup",
+    "embedding_lookup_sparse",
 ]

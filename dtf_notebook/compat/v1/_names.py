@@ -39,6 +39,7 @@ from dtf_notebook.framework.graph import (
 from dtf_notebook.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.random_seed import *  # noqa: F403
+from dtf_notebook.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
 from dtf_notebook.ops.array_ops import *  # noqa: F403

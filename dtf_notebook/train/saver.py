@@ -55,7 +55,6 @@ from dtf_notebook.train.checkpoint_management import (
     latest_checkpoint,
 )
 from dtf_notebook.train.meta_graph import export_meta_graph
-from dtf_notebook.train.saveable_object import saveables_from_var_list
 from dtf_notebook.train.saver_builder import BulkSaverBuilder, SaverDef
 
 __all__ = ["Saver", "SaverDef", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint"]
@@ -86,6 +85,10 @@ class Saver:
         name: Name scope of the added ops (default ``save``).
         restore_sequentially: Restore one device's variables after another (lowers peak memory).
         saver_def: Reuse the ops a previous Saver added to this graph instead of adding new ones.
+        builder: What adds the ops when there is no ``saver_def`` (default: a
+            :class:`~dtf_notebook.train.saver_builder.BulkSaverBuilder`): an object with TF's
+            ``build(names_to_saveables, reshape=, sharded=, max_to_keep=, keep_checkpoint_every_n_hours=, name=,
+            restore_sequentially=, filename=)`` returning a ``SaverDef``, such as a BulkSaverBuilder subclass.
         defer_build: Add the ops when ``build()`` is called (``var_list`` must then be None).
         allow_empty: Build a no-op saver when there is nothing to save, instead of raising.
         write_version: Kept for TF's signature; there is one checkpoint format.
@@ -117,6 +120,7 @@ class Saver:
         name: str | None = None,
         restore_sequentially: bool = False,
         saver_def: SaverDef | None = None,
+        builder: Any = None,
         defer_build: bool = False,
         allow_empty: bool = False,
         write_version: int = SaverDef.V2,
@@ -137,6 +141,7 @@ class Saver:
         self._name = name
         self._restore_sequentially = restore_sequentially
         self.saver_def = saver_def
+        self._builder = builder
         self._is_built = False
         self._allow_empty = allow_empty
         self._is_empty: bool | None = None
@@ -166,12 +171,18 @@ class Saver:
                     return
                 raise ValueError("No variables to save")
             self._is_empty = False
-            saveables = saveables_from_var_list(var_list)
-            builder = BulkSaverBuilder(saveables, self._reshape, self._restore_sequentially)
-            self.saver_def = builder.build(self._filename, self._sharded, self._name)
-            self.saver_def.max_to_keep = self._max_to_keep or 0
-            self.saver_def.keep_checkpoint_every_n_hours = self._keep_checkpoint_every_n_hours
-            self.saver_def.version = self._write_version
+            if self._builder is None:
+                self._builder = BulkSaverBuilder(self._write_version)
+            self.saver_def = self._builder.build(
+                var_list,
+                reshape=self._reshape,
+                sharded=self._sharded,
+                max_to_keep=self._max_to_keep,
+                keep_checkpoint_every_n_hours=self._keep_checkpoint_every_n_hours,
+                name=self._name,
+                restore_sequentially=self._restore_sequentially,
+                filename=self._filename,
+            )
         else:
             self._is_empty = False
             if self._name:

@@ -1,5 +1,7 @@
 """Adding a Saver's ops to the graph: one ``SaveShard`` per device group, a merge, restore ops (TF's
-BulkSaverBuilder), and the ``SaverDef`` naming them.
+BulkSaverBuilder), and the ``SaverDef`` naming them. ``Saver(builder=...)`` takes an instance (of a
+subclass, say), as TF's does: its ``build(names_to_saveables, reshape=, sharded=, max_to_keep=,
+keep_checkpoint_every_n_hours=, name=, restore_sequentially=, filename=)`` returns the ``SaverDef``.
 
 Save and restore ops of a group are placed on the CPU of the group's device (TF's ``set_cpu0``), so
 a group of variables on ``/job:ps/task:1`` is written and read by that task. The assignments that
@@ -7,11 +9,10 @@ load restored values are colocated with their variables.
 
 Example:
     >>> import dtf_notebook as tf
-    >>> from dtf_notebook.train.saveable_object import saveables_from_var_list
     >>> with tf.Graph().as_default() as g:
     ...     with tf.device("/job:ps/task:1"):
     ...         v = tf.Variable(1.0, name="v")
-    ...     saver_def = BulkSaverBuilder(saveables_from_var_list([v]), False, False).build(None, True, None)
+    ...     saver_def = BulkSaverBuilder().build([v], sharded=True)
     ...     g.get_operation_by_name("save/SaveShard").device
     '/job:ps/task:1/device:CPU:0'
     >>> saver_def.restore_op_name
@@ -33,7 +34,7 @@ from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops import identity_ops, io_ops
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.runtime import checkpoint_format as fmt
-from dtf_notebook.train.saveable_object import SaveableObject, VariableSaveable
+from dtf_notebook.train.saveable_object import SaveableObject, VariableSaveable, saveables_from_var_list
 
 __all__ = ["BulkSaverBuilder", "SaverDef"]
 
@@ -83,26 +84,21 @@ def _spec_shape(spec: Any) -> tuple | None:
 
 
 class BulkSaverBuilder:
-    """Adds the save and restore ops of one Saver's ``saveables`` to the default graph.
+    """Adds the save and restore ops of a Saver to the default graph (TF's ``BulkSaverBuilder``).
 
     Args:
-        saveables: What to save.
-        reshape: Restore ops accept saved tensors of another shape with as many elements.
-        restore_sequentially: Each device group restores after the previous one.
+        write_version: Written into the ``SaverDef``; there is one checkpoint format.
 
     Example:
         >>> import dtf_notebook as tf
-        >>> from dtf_notebook.train.saveable_object import saveables_from_var_list
         >>> with tf.Graph().as_default():
-        ...     builder = BulkSaverBuilder(saveables_from_var_list([tf.Variable(1.0, name="v")]), False, False)
-        ...     builder.build(None, False, None).save_tensor_name
-        'save/control_dependency:0'
+        ...     saver_def = BulkSaverBuilder().build([tf.Variable(1.0, name="v")], max_to_keep=3)
+        >>> saver_def.save_tensor_name, saver_def.max_to_keep
+        ('save/control_dependency:0', 3)
     """
 
-    def __init__(self, saveables: list[SaveableObject], reshape: bool, restore_sequentially: bool) -> None:
-        self.saveables = saveables
-        self.reshape = reshape
-        self.restore_sequentially = restore_sequentially
+    def __init__(self, write_version: int = 2) -> None:
+        self._write_version = write_version
 
     def save_ops(self, filename: Tensor, groups: list[tuple[str, list[SaveableObject]]], sharded: bool) -> Tensor:
         """One SaveShard per ``(device, saveables)`` group, then the merge; returns the saved prefix tensor."""
@@ -128,9 +124,17 @@ class BulkSaverBuilder:
             return identity_ops.identity(merged, name="Identity" if sharded else "control_dependency")
 
     def restore_ops(
-        self, filename: Tensor, saveables: list[SaveableObject], after: Sequence[Operation], name: str
+        self,
+        filename: Tensor,
+        saveables: list[SaveableObject],
+        after: Sequence[Operation],
+        name: str,
+        reshape: bool = False,
     ) -> Operation:
-        """Reads ``saveables`` (after the ops ``after``) and assigns them; returns the group op ``name``."""
+        """Reads ``saveables`` (after the ops ``after``) and assigns them; returns the group op ``name``.
+
+        ``reshape``: accept saved tensors of another shape with as many elements.
+        """
         specs = [spec for s in saveables for spec in s.specs]
         graph = get_default_graph()
         with graph.control_dependencies(after) if after else contextlib.nullcontext():
@@ -140,7 +144,7 @@ class BulkSaverBuilder:
                 [spec.slice_spec for spec in specs],
                 [dtypes.as_dtype(spec.dtype) for spec in specs],
                 [_spec_shape(spec) for spec in specs],
-                reshape=self.reshape,
+                reshape=reshape,
                 name="RestoreSlices",
             )
         assigns, start = [], 0
@@ -155,20 +159,61 @@ class BulkSaverBuilder:
                 assigns.append(s.restore(restored, None))
         return identity_ops.group(*assigns, name=name)
 
-    def build(self, filename: str | None, sharded: bool, scope_name: str | None) -> SaverDef:
-        """Adds every op under the name scope ``scope_name`` (default ``save``); returns their names."""
+    def build(
+        self,
+        names_to_saveables: Any,
+        reshape: bool = False,
+        sharded: bool = False,
+        max_to_keep: int | None = 5,
+        keep_checkpoint_every_n_hours: float = 10000.0,
+        name: str | None = None,
+        restore_sequentially: bool = False,
+        filename: str | None = "model",
+    ) -> SaverDef:
+        """Adds every op under the name scope ``name`` (default ``save``); returns the ``SaverDef`` naming them.
+
+        Args:
+            names_to_saveables: What to save: a Saver's ``var_list`` (a list, or a dict of names to variables,
+                partitioned variables, slices or SaveableObjects).
+            reshape: Restore ops accept saved tensors of another shape with as many elements.
+            sharded: One save op per device group, on that device; else one for all.
+            max_to_keep, keep_checkpoint_every_n_hours: The policy written into the ``SaverDef``.
+            name: The name scope of the ops.
+            restore_sequentially: Each device group restores after the previous one.
+            filename: The default checkpoint prefix (the filename tensor's value).
+
+        Raises:
+            TypeError, ValueError: ``names_to_saveables`` holds something that cannot be saved, or names collide.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     BulkSaverBuilder().build({"w": tf.Variable(1.0)}, name="ckpt").restore_op_name
+            'ckpt/restore_all'
+        """
+        all_saveables = saveables_from_var_list(names_to_saveables)
         graph = get_default_graph()
-        with name_scope(scope_name, "save", []):
+        with name_scope(name, "save", []):
             filename_tensor = constant(filename or "model", dtype=dtypes.string, name="Const")
-            groups = _group_by_device(self.saveables) if sharded else [("", self.saveables)]
+            groups = _group_by_device(all_saveables) if sharded else [("", all_saveables)]
             save_tensor = self.save_ops(filename_tensor, groups, sharded)
             if sharded:
                 shard_restores: list[Operation] = []
                 for device, saveables in groups:
-                    after = shard_restores[-1:] if self.restore_sequentially else []
+                    after = shard_restores[-1:] if restore_sequentially else []
                     with graph.device(_set_cpu0(device)):
-                        shard_restores.append(self.restore_ops(filename_tensor, saveables, after, "restore_shard"))
+                        shard_restores.append(
+                            self.restore_ops(filename_tensor, saveables, after, "restore_shard", reshape)
+                        )
                 restore_op = identity_ops.group(*shard_restores, name="restore_all")
             else:
-                restore_op = self.restore_ops(filename_tensor, self.saveables, [], "restore_all")
-        return SaverDef(filename_tensor.name, save_tensor.name, restore_op.name, sharded=sharded)
+                restore_op = self.restore_ops(filename_tensor, all_saveables, [], "restore_all", reshape)
+        return SaverDef(
+            filename_tensor.name,
+            save_tensor.name,
+            restore_op.name,
+            max_to_keep=max_to_keep or 0,
+            sharded=sharded,
+            keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
+            version=self._write_version,
+        )

@@ -27,7 +27,7 @@ from dtf_notebook.runtime import checkpoint_files, values
 from dtf_notebook.runtime.checkpoint_reader import CheckpointReader
 from dtf_notebook.train.checkpoint_management import latest_checkpoint
 
-__all__ = ["NewCheckpointReader", "list_variables", "load_checkpoint", "load_variable"]
+__all__ = ["NewCheckpointReader", "checkpoint_prefix", "list_variables", "load_checkpoint", "load_variable"]
 
 
 class CheckpointReaderNumpy:
@@ -97,11 +97,26 @@ def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReaderNumpy:
         >>> load_checkpoint("memory://doc/utils").get_variable_to_shape_map()  # the directory's latest
         {'emb': [5, 2]}
     """
+    return NewCheckpointReader(checkpoint_prefix(ckpt_dir_or_file))
+
+
+def checkpoint_prefix(ckpt_dir_or_file: str) -> str:
+    """The checkpoint prefix itself, or a directory's latest checkpoint.
+
+    Raises:
+        ValueError: a directory holds no checkpoint.
+
+    Example:
+        >>> checkpoint_prefix("memory://doc/utils"), checkpoint_prefix("memory://doc/utils/model")
+        ('memory://doc/utils/model', 'memory://doc/utils/model')
+    """
     path = os.fspath(ckpt_dir_or_file)
-    filename = latest_checkpoint(path) if checkpoint_files.isdir(path) else None
-    if filename is None and checkpoint_files.isdir(path):
+    if not checkpoint_files.isdir(path):
+        return path
+    filename = latest_checkpoint(path)
+    if filename is None:
         raise ValueError(f"Couldn't find 'checkpoint' file or checkpoints in given directory {path}")
-    return NewCheckpointReader(filename or path)
+    return filename
 
 
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:

@@ -2,7 +2,9 @@
 
 Every process holding the cluster key derives the same server and client key pairs, so a task's
 :class:`~dtf_notebook.distributed.service_socket.ServiceSocket` encrypts its traffic and accepts only peers
-that present the cluster's client key; nobody without the key can talk to it.
+that present the cluster's client key; nobody without the key can talk to it. The keyed sockets of a process
+share one ZAP authenticator (:func:`admit`), so several keyed servers, of one cluster or of several, can run
+in one process.
 
 Example:
     >>> keys = curve_keys("s3cret")
@@ -13,6 +15,8 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from typing import Any
 
 import zmq
@@ -42,13 +46,100 @@ def curve_keys(cluster_key: str) -> dict[str, bytes]:
     }
 
 
-def _start_authenticator(context: zmq.Context, cluster_key: str) -> Any:
+class Admission:
+    """A keyed socket's place in its context's shared ZAP authenticator; :meth:`release` when the socket closes.
+
+    ZeroMQ allows one ZAP handler per context, so every keyed socket of a context shares one authenticator
+    thread, started with the first and stopped with the last. Each cluster key is its own ZAP domain
+    (:attr:`domain`, set on the socket as ``zap_domain``) admitting exactly that key's clients, so servers
+    of different clusters can live in one process.
+
+    Example:
+        >>> context = zmq.Context.instance()
+        >>> first, second = admit(context, "s3cret"), admit(context, "other")
+        >>> first.domain != second.domain, _running(context)
+        (True, True)
+        >>> first.release(); second.release()
+        >>> _running(context)
+        False
+    """
+
+    def __init__(self, context: zmq.Context, domain: str) -> None:
+        self.context, self.domain = context, domain
+        self._released = False
+
+    def release(self) -> None:
+        """Gives up this socket's admission (once); the last one out stops the authenticator."""
+        with _lock:
+            if self._released:
+                return
+            self._released = True
+            shared = _shared[id(self.context)]
+            shared.users[self.domain] -= 1
+            if not shared.users[self.domain]:
+                del shared.users[self.domain]
+                shared.auth.credentials_providers.pop(self.domain, None)
+            if shared.users:
+                return
+            del _shared[id(self.context)]
+        shared.auth.stop()
+
+
+def admit(context: zmq.Context, cluster_key: str) -> Admission:
+    """Has ``context``'s shared authenticator admit the clients of ``cluster_key`` (starting it if needed).
+
+    Set ``socket.zap_domain`` to the returned admission's ``domain`` before binding the keyed socket.
+
+    Example:
+        >>> admission = admit(zmq.Context.instance(), "s3cret")
+        >>> admission.domain.startswith("dtf-")
+        True
+        >>> admission.release()
+    """
+    domain = "dtf-" + hashlib.sha256(curve_keys(cluster_key)["server_public"]).hexdigest()[:16]
+    with _lock:
+        shared = _shared.get(id(context))
+        if shared is None:
+            shared = _shared[id(context)] = _Shared(_start_authenticator(context))
+        if domain not in shared.users:
+            check = _KeyCheck(curve_keys(cluster_key)["client_public"])
+            shared.auth.configure_curve_callback(domain=domain, credentials_provider=check)
+        shared.users[domain] = shared.users.get(domain, 0) + 1
+    return Admission(context, domain)
+
+
+def _start_authenticator(context: zmq.Context, patience: float = 3.0) -> Any:
+    """Starts a ZAP authenticator on ``context``, retrying briefly while the handler endpoint is still taken:
+    ZeroMQ frees a closed socket's endpoint asynchronously, so one stopped just now may still hold it."""
     from zmq.auth.thread import ThreadAuthenticator
 
-    auth = ThreadAuthenticator(context)
-    auth.start()
-    auth.configure_curve_callback(domain="*", credentials_provider=_KeyCheck(curve_keys(cluster_key)["client_public"]))
-    return auth
+    deadline = time.monotonic() + patience
+    while True:
+        auth = ThreadAuthenticator(context)
+        try:
+            auth.start()
+            return auth
+        except zmq.ZMQError as e:
+            auth.stop()
+            if e.errno != zmq.EADDRINUSE or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
+class _Shared:
+    """A context's authenticator and how many open sockets use each of its domains."""
+
+    def __init__(self, auth: Any) -> None:
+        self.auth = auth
+        self.users: dict[str, int] = {}
+
+
+_lock = threading.Lock()
+_shared: dict[int, _Shared] = {}  # id(context) -> its authenticator
+
+
+def _running(context: zmq.Context) -> bool:
+    return id(context) in _shared
 
 
 class _KeyCheck:

@@ -30,7 +30,7 @@ import zmq
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.allocator import tune_for_streams
-from dtf_notebook.distributed.curve import _start_authenticator, curve_keys
+from dtf_notebook.distributed.curve import admit, curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
 
@@ -95,8 +95,9 @@ class ServiceSocket:
         self._router.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
         self._auth = None
         if cluster_key:
-            self._auth = _start_authenticator(self._context, cluster_key)
+            self._auth = admit(self._context, cluster_key)
             keys = curve_keys(cluster_key)
+            self._router.zap_domain = self._auth.domain.encode()
             self._router.curve_server = True
             self._router.curve_secretkey = keys["server_secret"]
             self._router.curve_publickey = keys["server_public"]
@@ -110,6 +111,8 @@ class ServiceSocket:
                 self.address = address
         except zmq.ZMQError as e:
             self._router.close(0)
+            if self._auth is not None:
+                self._auth.release()
             raise errors.UnavailableError(None, None, f"Could not bind {address}: {e.strerror}") from None
         self._reply_endpoint = f"inproc://dtf-replies-{id(self)}-{self.incarnation}"
         self._replies = self._context.socket(zmq.PULL)
@@ -230,7 +233,7 @@ class ServiceSocket:
         self._thread.join(5)
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._auth is not None:
-            self._auth.stop()
+            self._auth.release()
 
 
 def _bind_with_retry(sock: zmq.Socket, endpoint: str, patience: float = 3.0) -> None:

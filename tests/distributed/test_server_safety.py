@@ -90,6 +90,68 @@ def test_cluster_key_refuses_peers_without_it():
         server.stop()
 
 
+def _keyed_server(key: str):
+    return tf.train.Server({"local": [f"127.0.0.1:{free_port()}"]}, config=tf.ConfigProto(cluster_key=key))
+
+
+def _answers(client: Client, server) -> bool:
+    try:
+        client.call(server.address, "GetStatus", {}, timeout=3)
+        return True
+    except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError):
+        return False
+
+
+def _knows_only_the_public_key(server, key: str) -> bool:
+    """Whether a peer holding the server's public key (not secret) but its own key pair gets an answer."""
+    from dtf_notebook.distributed.curve import curve_keys
+
+    public, secret = zmq.curve_keypair()
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 1500)
+    sock.curve_serverkey, sock.curve_publickey, sock.curve_secretkey = curve_keys(key)["server_public"], public, secret
+    try:
+        sock.connect(f"tcp://{server.address}")
+        sock.send_multipart(wire.encode_message({"id": 1, "method": "GetStatus"}))
+        sock.recv_multipart()
+        return True
+    except zmq.Again:
+        return False
+    finally:
+        sock.close(0)
+
+
+def test_several_keyed_servers_in_one_process_share_the_authenticator():
+    from dtf_notebook.distributed.curve import _running
+
+    first, same, other = _keyed_server("key one"), _keyed_server("key one"), _keyed_server("key two")
+    clients = {key: Client(cluster_key=key, dead_after=1.0) for key in ("key one", "key two", "wrong")}
+    try:
+        for server, key in ((first, "key one"), (same, "key one"), (other, "key two")):
+            with tf.Session(server.target, config=tf.ConfigProto(cluster_key=key)) as sess:
+                assert sess.run(tf.constant(1.0) + 1.0) == 2.0
+            assert _answers(clients[key], server)
+            assert not _answers(clients["wrong"], server)
+            assert not _knows_only_the_public_key(server, key)  # refused by the authenticator itself
+        assert not _answers(clients["key two"], first) and not _answers(clients["key one"], other)
+        # Stopping one keyed server leaves the others guarded; a restart on the same port is guarded again.
+        first.stop()
+        assert _answers(clients["key one"], same) and not _answers(clients["wrong"], same)
+        first.start()
+        assert _answers(clients["key one"], first) and not _answers(clients["wrong"], first)
+        for server in (first, same, other):
+            server.stop()
+        assert not _running(zmq.Context.instance())  # the last keyed socket stopped the authenticator
+        first.start()
+        assert _answers(clients["key one"], first) and not _answers(clients["key two"], first)
+    finally:
+        for client in clients.values():
+            client.close()
+        for server in (first, same, other):
+            server.stop()
+
+
 def test_run_timeout_raises_deadline_exceeded():
     server = tf.train.Server.create_local_server()
     try:

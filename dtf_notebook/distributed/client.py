@@ -284,7 +284,7 @@ class Client:
 
     def _new_dealer(self, address: str) -> zmq.Socket:
         sock = self._context.socket(zmq.DEALER)
-        _apply_common_options(sock)
+        _apply_common_options(sock, address)
         sock.setsockopt(zmq.RECONNECT_IVL, 50)
         sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
         sock.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)

@@ -53,25 +53,29 @@ def free_port(host: str = "127.0.0.1") -> int:
     itself could be taken, before the task binds it, as the source port of any outgoing connection on the
     machine (a cluster's own tasks open many). Ports handed out lately by this process are not reused.
 
+    ``host`` may be an IPv6 address, bracketed (``[::1]``) or not.
+
     Example:
         >>> port = free_port()
         >>> _LOW_PORT <= port < _ephemeral_range()[0] and port not in {free_port() for _ in range(20)}
         True
     """
+    host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     low, _ = _ephemeral_range()
     if low - _LOW_PORT >= 1000:
         for _ in range(200):
             port = random.randrange(_LOW_PORT, low)
             if port in _issued:
                 continue
-            with socket.socket() as s:
+            with socket.socket(family) as s:
                 try:
                     s.bind((host, port))
                 except OSError:
                     continue
             _issued.append(port)
             return port
-    with socket.socket() as s:  # no room below the ephemeral range: let the kernel pick
+    with socket.socket(family) as s:  # no room below the ephemeral range: let the kernel pick
         s.bind((host, 0))
         port = s.getsockname()[1]
     _issued.append(port)

@@ -90,7 +90,7 @@ class ServiceSocket:
         self._stream_ids = itertools.count(1)
         self._context = zmq.Context.instance()
         self._router = self._context.socket(zmq.ROUTER)
-        _apply_common_options(self._router)
+        _apply_common_options(self._router, address)
         self._router.setsockopt(zmq.ROUTER_MANDATORY, 0)
         self._router.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
         self._auth = None

@@ -23,11 +23,23 @@ def _tcp(address: str) -> str:
     return address if "://" in address else f"tcp://{address}"
 
 
-def _apply_common_options(sock: zmq.Socket) -> None:
+def _apply_common_options(sock: zmq.Socket, address: str = "") -> None:
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.SNDHWM, 0)
     sock.setsockopt(zmq.RCVHWM, 0)
     sock.setsockopt(zmq.TCP_KEEPALIVE, 1)
+    if is_ipv6(address):
+        sock.setsockopt(zmq.IPV6, 1)  # ZeroMQ speaks IPv4 only unless told
+
+
+def is_ipv6(address: str) -> bool:
+    """Whether a ``host:port`` address names an IPv6 host, written in brackets as in URLs (``[::1]:2222``).
+
+    Example:
+        >>> is_ipv6("[::1]:2222"), is_ipv6("tcp://[fe80::1%eth0]:2222"), is_ipv6("127.0.0.1:2222")
+        (True, True, False)
+    """
+    return address.rpartition("://")[2].startswith("[")
 
 
 _EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)  # plain ints: pyzmq's enum wrappers cost microseconds

@@ -29,6 +29,7 @@ import torch
 from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.master_service import MasterService
+from dtf_notebook.distributed.server_def import ServerDef, is_server_def_dict, merge_config
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
 from dtf_notebook.distributed.worker_service import WorkerService
 from dtf_notebook.runtime.config import ConfigProto
@@ -75,23 +76,31 @@ def cluster_key_of(config: ConfigProto | None) -> str | None:
 
 
 class Server:
-    """A task of a cluster: ``Server(cluster, job_name, task_index)``.
+    """A task of a cluster: ``Server(cluster, job_name, task_index)`` or ``Server(server_def)``.
 
     Args:
-        server_or_cluster_def: A ClusterSpec, a dict of job → addresses, or a cluster def.
-        job_name: This task's job (inferred when the cluster has one job).
-        task_index: This task's index (inferred when the job has one task).
-        protocol: ``"zmq"`` (``"grpc"`` is accepted and means the same, so TF1 scripts run unchanged).
-        config: A ConfigProto: devices, GPU options and virtual GPUs of this task, cluster key.
+        server_or_cluster_def: A ClusterSpec, a dict of job → addresses, a cluster def, or a
+            :class:`~dtf_notebook.distributed.server_def.ServerDef` (or its dict form).
+        job_name: This task's job. With a ServerDef, overrides its ``job_name``; otherwise inferred when the
+            cluster has one job.
+        task_index: This task's index. With a ServerDef, overrides its ``task_index``; otherwise inferred when
+            the job has one task.
+        protocol: ``"zmq"`` (``"grpc"`` is accepted and means the same, so TF1 scripts run unchanged); with a
+            ServerDef, overrides its ``protocol``.
+        config: A ConfigProto: devices, GPU options and virtual GPUs of this task, cluster key. With a
+            ServerDef, merged into its ``default_session_config`` (as TF merges protocol buffers).
         start: Start serving now.
 
     Raises:
-        ValueError: the job or task is missing, unknown, or cannot be inferred.
+        ValueError: the job or task is missing, unknown, or cannot be inferred; the protocol is unknown.
 
     Example:
         >>> cluster = ClusterSpec({"local": ["127.0.0.1:0"]})
         >>> Server(cluster, job_name="local", task_index=0, start=False).job_name
         'local'
+        >>> server_def = ServerDef(cluster={"worker": ["127.0.0.1:0", "127.0.0.1:1"]}, job_name="worker")
+        >>> Server(server_def, start=False).address   # task_index 0: unset in the ServerDef
+        '127.0.0.1:0'
     """
 
     def __init__(
@@ -103,8 +112,19 @@ class Server:
         config: ConfigProto | None = None,
         start: bool = True,
     ) -> None:
-        if protocol not in (None, "zmq", "grpc", "grpc+verbs", "grpc+gdr"):
+        if is_server_def_dict(server_or_cluster_def):
+            server_or_cluster_def = ServerDef.from_dict(server_or_cluster_def)
+        if isinstance(server_or_cluster_def, ServerDef):
+            # TF1: explicit arguments override the ServerDef's fields; nothing is inferred.
+            given = server_or_cluster_def
+            job_name = given.job_name if job_name is None else job_name
+            task_index = given.task_index if task_index is None else task_index
+            protocol = (given.protocol or None) if protocol is None else protocol
+            config = merge_config(given.default_session_config, config)
+            server_or_cluster_def = given.cluster
+        if protocol not in (None, "", "zmq", "grpc", "grpc+verbs", "grpc+gdr"):
             raise ValueError(f"Unknown protocol {protocol!r}: use 'zmq' (or 'grpc', which means the same here)")
+        self.protocol = protocol or "zmq"
         cluster = ClusterSpec(server_or_cluster_def)
         if job_name is None:
             if len(cluster.jobs) != 1:
@@ -152,14 +172,24 @@ class Server:
         return self._socket.address if self._socket is not None else self._address
 
     @property
-    def server_def(self) -> dict[str, Any]:
-        """Plain data describing this server (cluster, job, task, protocol)."""
-        return {
-            "cluster": self.cluster_spec.as_cluster_def(),
-            "job_name": self.job_name,
-            "task_index": self.task_index,
-            "protocol": "zmq",
-        }
+    def server_def(self) -> ServerDef:
+        """This server's :class:`~dtf_notebook.distributed.server_def.ServerDef` (``tf.train.Server.server_def``):
+        cluster (with the real port once started on port 0), job, task, protocol and config.
+
+        Example:
+            >>> with Server.create_local_server() as server:
+            ...     server_def = server.server_def
+            ...     again = Server(server_def, start=False)   # the same task, described again
+            >>> server_def.job_name, again.address == server.address, again.protocol
+            ('localhost', True, 'zmq')
+        """
+        return ServerDef(
+            cluster=self.cluster_spec.as_cluster_def(),
+            job_name=self.job_name,
+            task_index=self.task_index,
+            protocol=self.protocol,
+            default_session_config=merge_config(self.config, None),
+        )
 
     # ---- lifetime ---------------------------------------------------------------------------
     def start(self) -> None:

@@ -10,6 +10,7 @@ Examples:
         --job ps --task 0
     TF_CONFIG='{"cluster": {...}, "task": {"type": "worker", "index": 1}}' python -m dtf_notebook.server
     srun -n 3 python -m dtf_notebook.server --slurm-jobs ps=1,worker=2
+    srun -N 2 --ntasks-per-node 4 python -m dtf_notebook.server --gpus-per-node 4   # one GPU per task
 
 The server prints ``ready <job> <task> <address> <pid>`` once it serves, then runs until SIGINT/SIGTERM.
 """
@@ -43,6 +44,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="under SLURM: tasks per job in rank order, -1 = the rest (default ps=1,worker=-1)",
     )
     p.add_argument("--slurm-port-base", type=int, default=8888)
+    p.add_argument(
+        "--gpus-per-node",
+        type=int,
+        help="under SLURM: GPUs on each node, shared out among its tasks through CUDA_VISIBLE_DEVICES",
+    )
+    p.add_argument(
+        "--gpus-per-task",
+        type=int,
+        help="under SLURM: GPUs for each task (local rank r gets GPUs r*N .. r*N+N-1 in CUDA_VISIBLE_DEVICES)",
+    )
     p.add_argument("--virtual-gpus", type=int, default=0, help="CPU-backed /gpu:N devices for this task")
     p.add_argument("--memory-fraction", type=float, default=0.0, help="per-process GPU memory fraction")
     p.add_argument("--cluster-key-file", help="file holding the shared secret that enables CurveZMQ")
@@ -77,8 +88,11 @@ def _slurm_jobs(text: str, total: int) -> dict[str, int]:
 def resolve(args: argparse.Namespace) -> tuple[Any, str, int]:
     """Works out ``(cluster, job, task)`` from the arguments or the environment.
 
+    Under SLURM with ``--gpus-per-node`` or ``--gpus-per-task``, this also sets the task's
+    ``CUDA_VISIBLE_DEVICES`` (as TF's SlurmClusterResolver with ``auto_set_gpu``), before anything starts CUDA.
+
     Raises:
-        SystemExit: nothing says which cluster or task this is.
+        SystemExit: nothing says which cluster or task this is, or GPU flags are given outside SLURM.
 
     Example:
         >>> args = parse_args(["--cluster", '{"ps": ["127.0.0.1:2222"]}', "--job", "ps", "--task", "0"])
@@ -86,6 +100,12 @@ def resolve(args: argparse.Namespace) -> tuple[Any, str, int]:
         >>> job, task
         ('ps', 0)
     """
+    slurm = "SLURM_PROCID" in os.environ and not args.cluster and not os.environ.get("TF_CONFIG", "").strip()
+    gpus = {"gpus_per_node": args.gpus_per_node, "gpus_per_task": args.gpus_per_task}
+    if not slurm and any(n is not None for n in gpus.values()):
+        raise SystemExit(
+            "dtf-server: --gpus-per-node and --gpus-per-task only apply under SLURM (use CUDA_VISIBLE_DEVICES)"
+        )
     if args.cluster:
         if args.job is None or args.task is None:
             raise SystemExit("dtf-server: --cluster needs --job and --task")
@@ -94,9 +114,14 @@ def resolve(args: argparse.Namespace) -> tuple[Any, str, int]:
 
     if os.environ.get("TF_CONFIG", "").strip():
         resolver: Any = TFConfigClusterResolver()
-    elif "SLURM_PROCID" in os.environ:
+    elif slurm:
         total = int(os.environ.get("SLURM_STEP_NUM_TASKS") or os.environ.get("SLURM_NTASKS") or "1")
-        resolver = SlurmClusterResolver(jobs=_slurm_jobs(args.slurm_jobs, total), port_base=args.slurm_port_base)
+        try:
+            resolver = SlurmClusterResolver(
+                jobs=_slurm_jobs(args.slurm_jobs, total), port_base=args.slurm_port_base, **gpus
+            )
+        except (RuntimeError, ValueError) as e:
+            raise SystemExit(f"dtf-server: {e}") from None
     else:
         raise SystemExit("dtf-server: give --cluster/--job/--task, or set TF_CONFIG, or run under SLURM")
     spec = resolver.cluster_spec()

@@ -8,7 +8,8 @@ bytes each moved. Name scopes are collapsed into one node per scope and device, 
 
 In a Jupyter kernel with ipywidgets, the result is a widget (the picture plus a scope picker); anywhere
 else it is a :class:`PlacementView`, which shows as inline SVG in a notebook and as text in a terminal.
-Drawing needs Graphviz's ``dot`` program; without it the view falls back to a table.
+Drawing needs Graphviz's ``dot`` program (see :mod:`~dtf_notebook.notebook.placement_render` for how big
+graphs keep their boxes and still draw in seconds); without it the view falls back to a table.
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -33,6 +34,7 @@ from typing import Any
 from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.notebook.placement_layout import DEFAULT_TASK, PlacedNode, PlacementModel, build_model, to_dot
+from dtf_notebook.notebook.placement_render import render_svg
 from dtf_notebook.notebook.widget_fallback import text_table, widgets_available
 from dtf_notebook.runtime.executor import needed_ops
 from dtf_notebook.runtime.fetches import flatten_fetches
@@ -174,7 +176,8 @@ class PlacementView:
     # ---- drawing --------------------------------------------------------------------------------
     @property
     def dot_source(self) -> str:
-        """The picture in Graphviz's DOT language."""
+        """The picture in Graphviz's DOT language, every edge routed by ``engine`` (default ``dot``; :meth:`svg`
+        may draw the long edges of a big graph straight instead)."""
         return to_dot(self.model, self.engine).source
 
     def svg(self) -> str | None:
@@ -186,7 +189,7 @@ class PlacementView:
                 self.render_error = "the graphviz Python package is not installed (pip install graphviz)"
                 return None
             try:
-                drawn = to_dot(self.model, self.engine).pipe(format="svg", encoding="utf-8")
+                drawn = render_svg(self.model, self.engine)
             except graphviz.ExecutableNotFound:
                 self.render_error = "Graphviz's layout programs are not installed (apt-get install graphviz)"
                 return None
@@ -322,9 +325,10 @@ def show_placement(
         feed_list: Tensors that would be fed (what produces them is then not needed).
         widget: True for an ipywidgets widget, False for a :class:`PlacementView`; None picks a widget
             when running in a Jupyter kernel with ipywidgets installed.
-        engine: Graphviz layout program; None picks ``dot`` (task and device boxes) up to 500 drawn nodes
-            and ``sfdp`` above, which draws thousands of nodes in seconds (without the boxes; nodes keep
-            their device colours).
+        engine: Graphviz layout program; None draws with ``dot`` (layers, task and device boxes) and, on
+            big graphs, adds the edges that span many layers as straight lines over its layout, so that
+            thousands of nodes draw in seconds with their boxes. ``"dot"`` routes every edge through dot
+            (slow on deep graphs); ``"fdp"`` keeps the boxes without layers; ``"sfdp"`` drops the boxes.
 
     Returns:
         A :class:`~dtf_notebook.notebook.placement_widget.PlacementWidget` or a :class:`PlacementView`;

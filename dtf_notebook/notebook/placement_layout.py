@@ -5,7 +5,8 @@ assigned device, inputs) into what the picture shows: one box per task holding o
 name scopes collapsed into one node per scope and device (unless expanded), edges merged between
 those nodes, and edges between tasks (where a step inserts ``_Send``/``_Recv``) marked ``transfer``
 with the bytes they moved when a traced run measured them. :func:`to_dot` writes it as a
-``graphviz.Digraph`` (the ``graphviz`` package is imported only there).
+``graphviz.Digraph`` (the ``graphviz`` package is imported only there);
+:mod:`~dtf_notebook.notebook.placement_render` draws it.
 
 Example:
     >>> ps, wk = "/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"
@@ -34,7 +35,7 @@ __all__ = [
     "PlacementModel",
     "build_model",
     "device_colours",
-    "layout_engine",
+    "edge_attrs",
     "scope_key",
     "to_dot",
 ]
@@ -58,9 +59,8 @@ PALETTE = (
 DEFAULT_TASK = "(session default)"
 ANY_DEVICE = "(any device)"
 _SHAPES = {"op": "box", "variable": "cylinder", "resource": "box3d", "scope": "folder"}
-# Over this many drawn nodes dot's layout passes are bounded; over _BIG, sfdp draws instead (see to_dot).
+# Over this many drawn nodes dot's layout passes are bounded (see to_dot).
 _MEDIUM = 100
-_BIG = 500
 
 
 @dataclass(frozen=True)
@@ -373,30 +373,16 @@ def _size(nbytes: int) -> str:
     raise AssertionError("unreachable")
 
 
-def layout_engine(model: PlacementModel) -> str:
-    """The Graphviz program that draws ``model`` in seconds: ``dot`` (layered, with task and device boxes)
-    up to 500 nodes, ``sfdp`` (force-directed; no boxes, nodes keep their device colours) above.
-
-    dot's layering makes an edge that spans many ranks into a chain of virtual nodes, and on deep training
-    graphs (forward pass, then gradients) its positioning pass grows fast: on 2 busy cores, with its passes
-    bounded, a 1,066-node graph took 6 s in dot and 0.3 s in sfdp; a 705-node one 7 s in dot; 5,236 nodes
-    take 1.7 s in sfdp (``python benchmarks/bench_notebook.py --part placement``).
-
-    Example:
-        >>> layout_engine(PlacementModel())
-        'dot'
-    """
-    return "sfdp" if len(model.nodes) > _BIG else "dot"
-
-
-def to_dot(model: PlacementModel, engine: str | None = None) -> Any:
+def to_dot(model: PlacementModel, engine: str | None = None, edges: Sequence[dict[str, Any]] | None = None) -> Any:
     """The model as a ``graphviz.Digraph``: a box per task, a filled box per device inside it, nodes filled
     with their device's colour (variables as cylinders, scopes as folders, failed placements outlined red),
     edges between tasks red and bold with bytes per step (or dtype and shape) on them.
 
-    ``engine`` None picks :func:`layout_engine`. Over 100 nodes, dot's ranking, crossing minimisation and
-    positioning passes are bounded (``nslimit``, ``mclimit``, ``searchsize``), trading a few more crossings
-    for a layout in seconds.
+    ``engine`` is the Graphviz program it is meant for (default ``dot``); ``edges`` draws only those of the
+    model's edges (default: all). Over 100 nodes, dot's ranking, crossing minimisation and positioning passes
+    are bounded (``nslimit``, ``nslimit1``, ``mclimit``, ``remincross``) and edges are straight segments,
+    trading a few more crossings for a layout in seconds. ``sfdp`` and ``fdp`` draw without layers; only
+    ``sfdp`` ignores the boxes.
 
     Example:
         >>> cpu = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -406,13 +392,15 @@ def to_dot(model: PlacementModel, engine: str | None = None) -> Any:
     """
     import graphviz
 
-    engine = engine or layout_engine(model)
+    engine = engine or "dot"
     graph = graphviz.Digraph("placement", engine=engine)
     graph.attr(rankdir="TB", fontname="Helvetica", fontsize="11", nodesep="0.15", ranksep="0.35", newrank="true")
-    if engine == "sfdp":
+    if engine in ("sfdp", "fdp"):
         graph.attr(overlap="scale", splines="false", outputorder="edgesfirst")
     elif len(model.nodes) > _MEDIUM:
-        graph.attr(nslimit="2", nslimit1="2", mclimit="0.2", searchsize="10", splines="line")
+        # Measured on deep training graphs of 560 to 5,240 nodes: these passes take about half the time that
+        # nslimit=2, mclimit=0.2 did, for a picture of the same kind.
+        graph.attr(nslimit="0.1", nslimit1="0.1", mclimit="0.1", remincross="false", splines="line")
     graph.attr("node", shape="box", style="rounded,filled", fontname="Helvetica", fontsize="9", height="0.3")
     graph.attr("edge", color="#888888", arrowsize="0.6", fontname="Helvetica", fontsize="8")
     by_place: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -428,8 +416,8 @@ def to_dot(model: PlacementModel, engine: str | None = None) -> Any:
                     device_box.attr(label=device, style="rounded,filled", fillcolor="#fafafa", color=colour)
                     for node in members:
                         device_box.node(node["id"], **_node_attrs(node))
-    for e in model.edges:
-        graph.edge(e["src"], e["dst"], **_edge_attrs(e))
+    for e in model.edges if edges is None else edges:
+        graph.edge(e["src"], e["dst"], **edge_attrs(e))
     return graph
 
 
@@ -447,7 +435,17 @@ def _node_attrs(node: dict[str, Any]) -> dict[str, str]:
     return attrs
 
 
-def _edge_attrs(edge: dict[str, Any]) -> dict[str, str]:
+def edge_attrs(edge: dict[str, Any]) -> dict[str, str]:
+    """Graphviz attributes of a drawn edge: dashed when it only orders, red and bold between tasks (with its
+    bytes per step, or dtype and shape), orange between devices of a task.
+
+    Example:
+        >>> ps, wk = "/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"
+        >>> model = build_model([PlacedNode("w", "VariableV2", device=ps), PlacedNode("y", "Neg", device=wk,
+        ...                                                                         inputs=("w",))])
+        >>> edge_attrs(model.edges[0])["color"]
+        '#d62728'
+    """
     attrs: dict[str, str] = {}
     if edge["control"]:
         attrs["style"] = "dashed"

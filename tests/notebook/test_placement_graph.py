@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
 import zlib
 
@@ -14,9 +16,9 @@ from dtf_notebook.notebook.placement_layout import (
     PlacedNode,
     build_model,
     device_colours,
-    layout_engine,
     to_dot,
 )
+from dtf_notebook.notebook.placement_render import layers, render_svg, split_edges
 from dtf_notebook.runtime.config import RunMetadata, RunOptions
 from tests.distributed.cluster_util import ProcessCluster
 
@@ -208,16 +210,55 @@ def _big_graph(ops: int) -> tf.Graph:
     return graph
 
 
-def test_a_5000_node_graph_builds() -> None:
+def _boxes(svg: str) -> list[str]:
+    """The titles of an SVG's clusters (Graphviz writes one <g class="cluster"> per box)."""
+    return re.findall(r'<g id="clust\d+" class="cluster">\s*<title>([^<]*)</title>', svg)
+
+
+def test_a_5000_node_graph_builds_and_draws_with_its_boxes() -> None:
     graph = _big_graph(5000)
     count = len(graph.get_operations())
     assert count >= 5000
     full = placement_view(graph, collapse=False)
-    assert len(full.nodes) == count and layout_engine(full.model) == "sfdp"
+    assert len(full.nodes) == count
     collapsed = placement_view(graph)
     assert len(collapsed.nodes) < count / 4
     source = to_dot(full.model).source
     assert source.count("->") == len(full.edges)
+    routed, straight = split_edges(full.model)
+    assert straight and len(routed) + len(straight) == len(full.edges)  # dot alone would take minutes
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed")
+    svg = full.svg()
+    tasks = list(full.model.clusters)
+    assert len(tasks) == 6  # 4 ps tasks, /job:worker (the device setter's) and the session's default
+    expected = [f"cluster_t{t}" for t in range(len(tasks))]
+    expected += [
+        f"cluster_t{t}_d{d}" for t, devices in enumerate(full.model.clusters.values()) for d in range(len(devices))
+    ]
+    assert sorted(_boxes(svg)) == sorted(expected)  # one box per task and one per device, as in small graphs
+    for task in tasks:
+        assert f">{html.escape(task)}</text>" in svg
+    assert svg.count('class="node"') == len(full.nodes) and svg.count('class="edge"') == len(full.edges)
+
+
+@needs_dot
+def test_long_edges_are_drawn_straight_over_the_layout_with_their_labels() -> None:
+    cpu = "/job:ps/replica:0/task:0/device:CPU:0"
+    other = "/job:worker/replica:0/task:0/device:CPU:0"
+    nodes = [PlacedNode("w", "VariableV2", device=cpu, kind="variable")]
+    nodes += [PlacedNode(f"op{i}", "Neg", device=other, inputs=(f"op{i - 1}" if i else "w",)) for i in range(6)]
+    nodes.append(PlacedNode("sum", "AddN", device=other, inputs=("w", "op5")))
+    model = build_model(nodes, transfers=[{"src": "w", "dst": ["sum"], "tensor_name": "w:0", "dtype": "float32"}])
+    assert layers(model)[model.nodes[-1]["id"]] == 7
+    routed, straight = split_edges(model, work=len(model.nodes))  # no room for virtual nodes
+    assert [(e["src_name"], e["dst_name"]) for e in straight] == [("w", "sum")]
+    svg = render_svg(model, work=len(model.nodes))
+    assert sorted(_boxes(svg)) == ["cluster_t0", "cluster_t0_d0", "cluster_t1", "cluster_t1_d0"]
+    assert svg.count('class="edge"') == len(model.edges) and "<title>n0&#45;&gt;n7</title>" in svg
+    assert ">float32[?]</text>" in svg  # the moved edge between tasks keeps its label
+    assert svg.count('class="node"') == len(model.nodes)
+    assert render_svg(model).count('class="edge"') == len(model.edges)  # within the budget: dot draws them all
 
 
 # ---- a 2-task cluster ------------------------------------------------------------------------------------

@@ -1,9 +1,15 @@
-"""A training progress bar: ``ProgressBarHook`` for monitored sessions, and opting every session in.
+"""A training progress bar: ``ProgressBarHook`` for monitored sessions, shown by default where someone watches.
 
 The hook draws a tqdm bar (``tqdm.auto``: a widget bar in Jupyter, a text bar in a terminal) of the
-global step, with tqdm's steps per second and the latest loss. :func:`enable_progress_bars` makes
-every later ``MonitoredTrainingSession`` add one by itself (the notebook extension calls it); scripts
-that never call it behave exactly like TF1.
+global step, with tqdm's steps per second and the latest loss. Every ``MonitoredTrainingSession``
+adds one by itself (unless it was given one) when, at the moment it is created:
+
+* :func:`enable_progress_bars` said so (``enable_progress_bars()`` always, ``enable_progress_bars(False)``
+  never; ``enable_progress_bars(None)`` goes back to the rules below);
+* else the environment variable ``DTF_PROGRESS_BARS`` says so (``1``/``on`` always, ``0``/``off`` never);
+* else it runs in a Jupyter kernel (a widget bar), or its standard error is a terminal (a text bar).
+
+So a script whose output is piped or captured prints exactly what it prints under TF1.
 
 Example:
     >>> import io
@@ -23,15 +29,24 @@ Example:
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from dtf_notebook.framework.graph import GraphKeys, get_default_graph
-from dtf_notebook.train import default_hooks, training_util
+from dtf_notebook.notebook.widget_fallback import jupyter_kernel
+from dtf_notebook.train import training_util
 from dtf_notebook.train.basic_session_run_hooks import StopAtStepHook
 from dtf_notebook.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 
-__all__ = ["ProgressBarHook", "disable_progress_bars", "enable_progress_bars"]
+__all__ = [
+    "ProgressBarHook",
+    "default_progress_hook",
+    "disable_progress_bars",
+    "enable_progress_bars",
+    "progress_bars_wanted",
+]
 
 
 class ProgressBarHook(SessionRunHook):
@@ -124,44 +139,82 @@ class ProgressBarHook(SessionRunHook):
             self.bar.close()
 
 
-def _progress_hook_for(options: dict[str, Any]) -> Callable[[Sequence[Any]], ProgressBarHook | None]:
-    def make(hooks: Sequence[Any]) -> ProgressBarHook | None:
-        if any(isinstance(h, ProgressBarHook) for h in hooks):
-            return None  # the script already shows one
-        hook = ProgressBarHook(**options)
-        stop = next((h for h in hooks if isinstance(h, StopAtStepHook)), None)
-        if stop is not None and hook.total_steps is None:
-            hook._follow(stop)
-        return hook
-
-    return make
+_ENV = "DTF_PROGRESS_BARS"
+_ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
+_choice: bool | None = None  # what enable_progress_bars said last (None: the rules)
+_options: dict[str, Any] = {}
 
 
-_enabled: list[Callable[[Sequence[Any]], ProgressBarHook | None]] = []
+def progress_bars_wanted() -> bool:
+    """Whether a ``MonitoredTrainingSession`` created now adds a progress bar (see the module's rules).
 
-
-def enable_progress_bars(every_n_steps: int = 1, **tqdm_kwargs: Any) -> None:
-    """Makes every later ``MonitoredTrainingSession`` show a :class:`ProgressBarHook` (sized by its
-    StopAtStepHook, if it has one), unless it was given a progress bar already.
+    Raises:
+        ValueError: ``DTF_PROGRESS_BARS`` holds something other than 1/on/true/yes, 0/off/false/no or nothing.
 
     Example:
-        >>> enable_progress_bars(); disable_progress_bars()
+        >>> enable_progress_bars(False); progress_bars_wanted()
+        False
+        >>> enable_progress_bars(None)  # back to the rules: here no kernel, no terminal (doctest output)
     """
-    disable_progress_bars()
-    factory = _progress_hook_for({"every_n_steps": every_n_steps, **tqdm_kwargs})
-    _enabled.append(factory)
-    default_hooks.add_default_hook_factory(factory)
+    if _choice is not None:
+        return _choice
+    setting = os.environ.get(_ENV, "").strip().lower()  # read now: a notebook may set it after importing us
+    if setting in _ON:
+        return True
+    if setting in _OFF:
+        return False
+    if setting not in ("", "auto"):
+        raise ValueError(f"{_ENV} must be 1/on (always a progress bar), 0/off (never) or auto, not {setting!r}")
+    if jupyter_kernel():
+        return True
+    stderr = sys.stderr
+    return stderr is not None and hasattr(stderr, "isatty") and stderr.isatty()
+
+
+def default_progress_hook(hooks: Sequence[Any]) -> ProgressBarHook | None:
+    """The progress bar a ``MonitoredTrainingSession`` given ``hooks`` adds by itself, or None: when it was
+    given one already, or :func:`progress_bars_wanted` says no. Sized by its StopAtStepHook, if it has one.
+
+    Example:
+        >>> enable_progress_bars(every_n_steps=5)
+        >>> default_progress_hook([]).every_n_steps, default_progress_hook([ProgressBarHook()])
+        (5, None)
+        >>> enable_progress_bars(None)
+    """
+    if any(isinstance(h, ProgressBarHook) for h in hooks) or not progress_bars_wanted():
+        return None
+    hook = ProgressBarHook(**_options)
+    stop = next((h for h in hooks if isinstance(h, StopAtStepHook)), None)
+    if stop is not None and hook.total_steps is None:
+        hook._follow(stop)
+    return hook
+
+
+def enable_progress_bars(enabled: bool | None = True, every_n_steps: int = 1, **tqdm_kwargs: Any) -> None:
+    """Decides whether every later ``MonitoredTrainingSession`` shows a :class:`ProgressBarHook`.
+
+    Args:
+        enabled: True: always (even when the output is piped); False: never; None: by the module's rules
+            (the environment variable, a Jupyter kernel, a terminal).
+        every_n_steps, **tqdm_kwargs: How the bars are made (see :class:`ProgressBarHook`).
+
+    Example:
+        >>> enable_progress_bars(); progress_bars_wanted()
+        True
+        >>> enable_progress_bars(None)
+    """
+    global _choice, _options
+    if every_n_steps < 1:
+        raise ValueError(f"every_n_steps must be a positive number of steps, got {every_n_steps!r}")
+    _choice, _options = enabled, {"every_n_steps": every_n_steps, **tqdm_kwargs}
 
 
 def disable_progress_bars() -> None:
-    """Undoes :func:`enable_progress_bars`.
+    """No progress bar unless a session is given one: ``enable_progress_bars(False)``.
 
     Example:
-        >>> enable_progress_bars(every_n_steps=10)
-        >>> len(default_hooks.default_hooks([]))
-        1
-        >>> disable_progress_bars(); default_hooks.default_hooks([])
-        []
+        >>> disable_progress_bars(); default_progress_hook([]) is None
+        True
+        >>> enable_progress_bars(None)
     """
-    while _enabled:
-        default_hooks.remove_default_hook_factory(_enabled.pop())
+    enable_progress_bars(False)

@@ -16,10 +16,29 @@ from __future__ import annotations
 
 import html
 import importlib.util
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["cell_text", "html_table", "text_table", "widgets_available"]
+__all__ = ["cell_text", "html_table", "jupyter_kernel", "text_table", "widgets_available"]
+
+
+def jupyter_kernel() -> bool:
+    """True when this code runs in a Jupyter kernel (not a script, nor a plain IPython terminal).
+
+    Never imports IPython: a kernel has imported it already.
+
+    Example:
+        >>> jupyter_kernel()  # the doctests run in no kernel
+        False
+    """
+    if "IPython" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    # Only a kernel's shell has a `kernel` (ipykernel's ZMQInteractiveShell); a terminal's has none.
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def widgets_available() -> bool:
@@ -32,13 +51,7 @@ def widgets_available() -> bool:
         >>> widgets_available()  # not inside a kernel while the doctests run
         False
     """
-    if importlib.util.find_spec("IPython") is None or importlib.util.find_spec("ipywidgets") is None:
-        return False
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    # Only a kernel's shell has a `kernel` (ipykernel's ZMQInteractiveShell); a terminal's has none.
-    return shell is not None and getattr(shell, "kernel", None) is not None
+    return jupyter_kernel() and importlib.util.find_spec("ipywidgets") is not None
 
 
 def cell_text(value: Any) -> str:

@@ -1,17 +1,18 @@
-"""Hooks that every ``MonitoredTrainingSession`` adds on top of the ones it is given, when something asks.
+"""Hooks that every ``MonitoredTrainingSession`` adds on top of the ones it is given.
 
-Nothing is registered by default, so scripts behave exactly like TF1. An environment may opt in,
-e.g. a notebook that shows a progress bar for each training loop
-(``dtf_notebook.notebook.progress.enable_progress_bars``). A factory is called with the hooks
-the session was given and returns one more hook, or None to add nothing.
+One is built in: a progress bar where someone watches (a Jupyter kernel, or a terminal on standard
+error), decided when each session is created by
+:func:`dtf_notebook.notebook.progress.default_progress_hook`; a script whose output is piped or
+captured gets none, so it behaves exactly like TF1. Others may be registered: a factory is called
+with the hooks the session was given and returns one more hook, or None to add nothing.
 
 Example:
     >>> from dtf_notebook.train.session_run_hook import SessionRunHook
     >>> factory = lambda hooks: SessionRunHook()
     >>> add_default_hook_factory(factory)
-    >>> len(default_hooks([]))
+    >>> len(default_hooks([], automatic=False))
     1
-    >>> remove_default_hook_factory(factory); default_hooks([])
+    >>> remove_default_hook_factory(factory); default_hooks([], automatic=False)
     []
 """
 
@@ -36,7 +37,7 @@ def add_default_hook_factory(factory: HookFactory) -> None:
         >>> from dtf_notebook.train.session_run_hook import SessionRunHook
         >>> factory = lambda hooks: None if hooks else SessionRunHook()
         >>> add_default_hook_factory(factory); add_default_hook_factory(factory)  # added once
-        >>> len(default_hooks([])), default_hooks(["given"])
+        >>> len(default_hooks([], automatic=False)), default_hooks(["given"], automatic=False)
         (1, [])
         >>> remove_default_hook_factory(factory)
     """
@@ -52,7 +53,7 @@ def remove_default_hook_factory(factory: HookFactory) -> None:
         >>> factory = lambda hooks: "extra"
         >>> add_default_hook_factory(factory); remove_default_hook_factory(factory)
         >>> remove_default_hook_factory(factory)  # not added any more: nothing to do
-        >>> default_hooks([])
+        >>> default_hooks([], automatic=False)
         []
     """
     with _lock:
@@ -60,17 +61,23 @@ def remove_default_hook_factory(factory: HookFactory) -> None:
             _factories.remove(factory)
 
 
-def default_hooks(hooks: Sequence[Any]) -> list[Any]:
-    """The extra hooks for a session given ``hooks``, in the order their factories were added.
+def default_hooks(hooks: Sequence[Any], automatic: bool = True) -> list[Any]:
+    """The extra hooks for a session given ``hooks``: those of the registered factories, in the order they
+    were added, then (with ``automatic``) the built-in progress bar when one is wanted now.
 
     Example:
         >>> first, second = (lambda hooks: "first"), (lambda hooks: "second")
         >>> add_default_hook_factory(first); add_default_hook_factory(second)
-        >>> default_hooks([])
+        >>> default_hooks([], automatic=False)
         ['first', 'second']
         >>> remove_default_hook_factory(first); remove_default_hook_factory(second)
     """
     with _lock:
         factories = list(_factories)
-    made = (factory(hooks) for factory in factories)
+    made = [factory(hooks) for factory in factories]
+    if automatic:
+        # Imported here: the progress bar belongs to the notebook layer, which imports this package.
+        from dtf_notebook.notebook.progress import default_progress_hook
+
+        made.append(default_progress_hook(hooks))
     return [hook for hook in made if hook is not None]

@@ -341,6 +341,7 @@ def MonitoredTrainingSession(
             )
         )
     all_hooks.extend(hooks or [])
-    # Opt-in extras (none unless registered, e.g. a notebook's progress bar): TF1 behaviour is unchanged.
+    # Extras: registered ones, and a progress bar where someone watches (a notebook, a terminal); none when the
+    # output is piped or captured, so scripts print what they print under TF1.
     all_hooks += default_hooks.default_hooks(all_hooks)
     return MonitoredSession(chief_creator, hooks=all_hooks, stop_grace_period_secs=stop_grace_period_secs)

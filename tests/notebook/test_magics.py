@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 
 import pytest
 
@@ -19,7 +18,6 @@ pytest.importorskip("IPython")
 from IPython.core.error import UsageError  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
-from dtf_notebook.notebook import extension  # noqa: E402
 from dtf_notebook.notebook.cluster_widget import ClusterWidget, format_bytes  # noqa: E402
 from dtf_notebook.notebook.local_cluster import ClusterStartError, LocalCluster  # noqa: E402
 from dtf_notebook.notebook.magics import _start_failure, parse_task  # noqa: E402
@@ -317,17 +315,6 @@ def test_log_stream_widget_keeps_the_latest_lines(runtime_dir):
 
 
 # ---- the extension ------------------------------------------------------------------------------
-def test_extension_turns_on_progress_bars_when_present(monkeypatch):
-    calls = []
-    fake = types.ModuleType(extension._PROGRESS)
-    fake.enable_progress_bars = lambda: calls.append(True)
-    monkeypatch.setitem(sys.modules, extension._PROGRESS, fake)
-    extension._enable_progress_bars()
-    assert calls == [True]
-    monkeypatch.setitem(sys.modules, extension._PROGRESS, types.ModuleType(extension._PROGRESS))
-    extension._enable_progress_bars()  # a progress module without the function: nothing to do
-
-
 def test_importing_the_package_does_not_import_ipython():
     code = (
         "import sys, dtf_notebook, dtf_notebook.notebook; print(sorted({'IPython', 'ipywidgets'} & set(sys.modules)))"

@@ -1,15 +1,32 @@
-"""ProgressBarHook with a fake bar and a terminal tqdm bar; opting MonitoredTrainingSession in and out."""
+"""ProgressBarHook with a fake bar and a terminal tqdm bar; when MonitoredTrainingSession adds one by itself (a
+terminal on stderr: yes, in a real pty; piped or captured output: no; the switch and the environment variable).
+The notebook bar is checked in a real kernel in test_kernel.py."""
 
 from __future__ import annotations
 
+import fcntl
 import io
+import os
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
 from typing import Any
 
 import pytest
 
 import dtf_notebook.compat.v1 as tf
-from dtf_notebook.notebook.progress import ProgressBarHook, disable_progress_bars, enable_progress_bars
+from dtf_notebook.notebook import progress
+from dtf_notebook.notebook.progress import (
+    ProgressBarHook,
+    disable_progress_bars,
+    enable_progress_bars,
+    progress_bars_wanted,
+)
 from dtf_notebook.train import default_hooks
+from tests.distributed.cluster_util import task_env
 
 
 class FakeBar:
@@ -32,10 +49,11 @@ class FakeBar:
 
 
 @pytest.fixture(autouse=True)
-def _fresh() -> Any:
+def _fresh(monkeypatch: pytest.MonkeyPatch) -> Any:
     FakeBar.made = []
+    monkeypatch.delenv("DTF_PROGRESS_BARS", raising=False)
     yield
-    disable_progress_bars()
+    enable_progress_bars(None)  # back to the rules
 
 
 def _train(steps: int, hooks: list[Any]) -> None:
@@ -100,10 +118,106 @@ def test_an_explicit_bar_is_not_doubled_and_disabling_stops_adding() -> None:
     assert len(FakeBar.made) == 1
 
 
-def test_scripts_get_no_bar_unless_enabled(capsys: pytest.CaptureFixture[str]) -> None:
-    assert default_hooks.default_hooks([]) == []
+def test_captured_output_gets_no_bar_unless_enabled(capsys: pytest.CaptureFixture[str]) -> None:
+    assert default_hooks.default_hooks([]) == []  # stderr is captured here: not a terminal
     _train(3, [])
     assert capsys.readouterr().err == ""  # tqdm would draw on stderr
     enable_progress_bars(mininterval=0)
     _train(3, [])
     assert "3/3" in capsys.readouterr().err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_rules_are_read_when_a_session_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not progress_bars_wanted()
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert progress_bars_wanted()  # a terminal
+    monkeypatch.setenv("DTF_PROGRESS_BARS", "off")
+    assert not progress_bars_wanted()  # the environment, read now (not at import)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setenv("DTF_PROGRESS_BARS", "1")
+    assert progress_bars_wanted()
+    enable_progress_bars(False)
+    assert not progress_bars_wanted() and default_hooks.default_hooks([]) == []  # the call beats the environment
+    enable_progress_bars(None)
+    monkeypatch.setenv("DTF_PROGRESS_BARS", "sometimes")
+    with pytest.raises(ValueError, match="DTF_PROGRESS_BARS must be 1/on .* not 'sometimes'"):
+        progress_bars_wanted()
+    monkeypatch.delenv("DTF_PROGRESS_BARS")
+    monkeypatch.setattr(progress, "jupyter_kernel", lambda: True)
+    assert progress_bars_wanted()  # a notebook kernel
+    with pytest.raises(ValueError, match="every_n_steps"):
+        enable_progress_bars(every_n_steps=0)
+
+
+def test_loading_the_extension_leaves_the_choice_to_the_rules() -> None:
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from dtf_notebook.notebook.extension import load_ipython_extension, unload_ipython_extension
+
+    shell = InteractiveShell.instance()
+    load_ipython_extension(shell)
+    try:
+        assert progress._choice is None and not progress_bars_wanted()
+    finally:
+        unload_ipython_extension(shell)
+
+
+SCRIPT = """
+import dtf_notebook.compat.v1 as tf
+step = tf.train.get_or_create_global_step()
+loss = tf.cast(10 - step, tf.float32, name="loss")
+tf.add_to_collection(tf.GraphKeys.LOSSES, loss)
+train_op = tf.assign_add(step, 1)
+with tf.train.MonitoredTrainingSession(hooks=[tf.train.StopAtStepHook(last_step=3)]) as sess:
+    while not sess.should_stop():
+        sess.run(train_op)
+print("done")
+"""
+
+
+def _run_on_a_terminal(env: dict[str, str]) -> tuple[str, str]:
+    """Runs SCRIPT with its stderr on a pseudo-terminal; returns (stdout, what the terminal showed)."""
+    controller, terminal = os.openpty()
+    # A new pseudo-terminal is 0 columns wide, which tqdm would take literally: give it a real terminal's size.
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE, stderr=terminal, text=True
+        )
+    finally:
+        os.close(terminal)
+    shown, deadline = b"", time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            if select.select([controller], [], [], 1.0)[0]:
+                try:
+                    chunk = os.read(controller, 65536)
+                except OSError:  # the script closed the terminal (Linux reports EIO)
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            elif proc.poll() is not None:
+                break
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        os.close(controller)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, shown.decode(errors="replace")
+    return out, shown.decode(errors="replace")
+
+
+def test_a_script_shows_a_text_bar_on_a_terminal_and_none_when_piped() -> None:
+    out, shown = _run_on_a_terminal(task_env())
+    assert out == "done\n"
+    assert "3/3" in shown and "step/s" in shown and "loss=8" in shown
+    piped = subprocess.run([sys.executable, "-c", SCRIPT], env=task_env(), capture_output=True, text=True, timeout=120)
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, "done\n", "")  # as under TF1

@@ -1,13 +1,17 @@
-"""``%dtf_cluster`` in real IPython kernels, driven through jupyter_client: two kernels share one variable,
-the cluster widget's rows come back as JSON, and no task outlives a stop or its kernel."""
+"""``%dtf_cluster`` in real IPython kernels, driven through jupyter_client: two kernels share one variable;
+the widgets' state is read from the comm messages a kernel sends its front end (the placement picture's
+nodes and colours, the variable watcher's values, the training progress bar); and no task, template,
+cluster file or log directory outlives a stop or its kernel."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from html.parser import HTMLParser
 
 import pytest
 
@@ -40,8 +44,8 @@ with tf.Graph().as_default():
 """
 
 
-# In kernel 2 (connected to the cluster): the placement widget of seed 002's step after a run, and a
-# VariableWatcher's rows; both printed as JSON.
+# In kernel 2 (connected to the cluster): the placement view of seed 002's step after a run, and a
+# VariableWatcher's widget after one refresh. Prints which widgets they are and the ids of their models.
 PLACEMENT_AND_WATCHER = """
 import json
 import dtf_notebook.compat.v1 as tf
@@ -53,12 +57,86 @@ with tf.Graph().as_default():
         increment_x = tf.assign(x, x + 1)
     with tf.Session(cluster.target("worker", 1)) as sess:
         view = show_placement(increment_x, session=sess, collapse=False)
-print(type(view).__name__)
-print(json.dumps([{k: n[k] for k in ("name", "kind", "device", "colour")} for n in view.nodes]))
-with VariableWatcher(cluster, start=False) as watcher:
-    rows = watcher.poll()
-print(json.dumps([{k: r[k] for k in ("name", "task", "min", "max")} for r in rows]))
+watcher = VariableWatcher(cluster, start=False)
+table = watcher.widget()
+watcher.poll()
+watcher.stop()
+print(json.dumps({
+    "placement": type(view).__name__, "picture": view.picture.model_id,
+    "nodes": [{k: n[k] for k in ("id", "name", "colour")} for n in view.nodes],
+    "watcher": type(table).__name__, "table": table.table.model_id,
+}))
 """
+
+# Training in a kernel, with no hook asked for: a notebook progress bar appears by itself.
+TRAIN = """
+import dtf_notebook.compat.v1 as tf
+with tf.Graph().as_default():
+    step = tf.train.get_or_create_global_step()
+    loss = tf.cast(10 - step, tf.float32, name="loss")
+    tf.add_to_collection(tf.GraphKeys.LOSSES, loss)
+    train_op = tf.assign_add(step, 1)
+    with tf.train.MonitoredTrainingSession(hooks=[tf.train.StopAtStepHook(last_step=3)]) as sess:
+        while not sess.should_stop():
+            sess.run(train_op)
+"""
+
+
+class Models(dict):
+    """Widget model states by model id, as a front end builds them from the kernel's comm messages."""
+
+    def receive(self, msg: dict) -> None:
+        kind, content = msg["msg_type"], msg["content"]
+        data = content.get("data") or {}
+        if kind == "comm_open" and content.get("target_name") == "jupyter.widget":
+            self[content["comm_id"]] = dict(data.get("state", {}))
+        elif kind == "comm_msg" and data.get("method") in ("update", "echo_update") and content["comm_id"] in self:
+            self[content["comm_id"]].update(data.get("state", {}))
+
+    def named(self, model_name: str) -> list[dict]:
+        return [state for state in self.values() if state.get("_model_name") == model_name]
+
+
+def svg_nodes(svg: str) -> dict[str, tuple[str, str]]:
+    """Node id → (first line of its label, fill colour), read from a Graphviz SVG."""
+    nodes = {}
+    for group in svg.split('<g id="node')[1:]:
+        group = group.split("</g>", 1)[0]
+        node_id = re.search(r"<title>([^<]*)</title>", group).group(1)
+        fill = re.search(r'fill="(#[0-9a-fA-F]{6})"', group).group(1)
+        nodes[node_id] = (re.search(r"<text[^>]*>([^<]*)</text>", group).group(1), fill)
+    return nodes
+
+
+class _Table(HTMLParser):
+    """The header and rows of an HTML table, as text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def table_rows(html: str) -> list[dict[str, str]]:
+    parser = _Table()
+    parser.feed(html)
+    header, *rows = parser.rows
+    return [dict(zip(header, row)) for row in rows]
 
 
 def _kernel_spec_manager(tmp_path_factory) -> KernelSpecManager:
@@ -106,8 +184,9 @@ def _wait_reply(kc, msg_id: str, timeout: float) -> None:
             return
 
 
-def run(kc, code: str, timeout: float = 60) -> tuple[str, str]:
-    """Runs ``code`` in the kernel; returns its (stdout, stderr); fails on a Python error."""
+def run(kc, code: str, timeout: float = 60, models: Models | None = None) -> tuple[str, str]:
+    """Runs ``code`` in the kernel; returns its (stdout, stderr); fails on a Python error. Widget models the
+    code creates or changes go into ``models``."""
     out, err, failures = [], [], []
 
     def hook(msg):
@@ -116,6 +195,8 @@ def run(kc, code: str, timeout: float = 60) -> tuple[str, str]:
             (out if content["name"] == "stdout" else err).append(content["text"])
         elif kind == "error":
             failures.append(f"{content['ename']}: {content['evalue']}")
+        elif models is not None:
+            models.receive(msg)
 
     reply = kc.execute_interactive(code, output_hook=hook, timeout=timeout)
     assert not failures, failures
@@ -183,19 +264,33 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     assert ps["variables"] == 1 and ps["variable_bytes"] == 4  # x: one float32
     assert all(r["memory_bytes"] > 0 and r["devices"] for r in rows)
 
-    # Placement graph and live variables, read back from kernel 2's widget models.
-    out, _ = run(
-        k2,
-        PLACEMENT_AND_WATCHER,
-        timeout=90,
-    )
-    nodes, variables = (json.loads(line) for line in out.strip().splitlines()[-2:])
-    by_name = {n["name"]: n for n in nodes}
-    assert by_name["x"]["kind"] == "variable" and by_name["x"]["device"].startswith("/job:ps/replica:0/task:0")
-    assert by_name["add"]["device"].startswith("/job:worker/replica:0/task:1")
-    assert by_name["x"]["colour"] != by_name["add"]["colour"]  # one colour per device
-    rows = [(v["name"], v["task"], v["min"], v["max"]) for v in variables]
-    assert rows == [("x", "/job:ps/replica:0/task:0", 2.0, 2.0)]
+    # Placement graph and live variables: what kernel 2's front end is sent for its widgets.
+    models = Models()
+    out, _ = run(k2, PLACEMENT_AND_WATCHER, timeout=90, models=models)
+    shown = json.loads(out.strip().splitlines()[-1])
+    assert (shown["placement"], shown["watcher"]) == ("PlacementWidget", "VariableWatcherWidget")
+    drawn = svg_nodes(models[shown["picture"]]["value"])  # the picture's model holds the SVG
+    assert {node_id: name for node_id, (name, _) in drawn.items()} == {n["id"]: n["name"] for n in shown["nodes"]}
+    assert {node_id: colour for node_id, (_, colour) in drawn.items()} == {n["id"]: n["colour"] for n in shown["nodes"]}
+    colour = {name: fill for name, fill in drawn.values()}
+    # One colour per device: x (and the Assign colocated with it) on the ps task, add on worker 1.
+    on_ps, on_worker = colour["x"], colour["add"]
+    assert colour == {"x": on_ps, "x/read": on_ps, "Assign": on_ps, "add": on_worker, "add/y": on_worker}
+    assert on_ps != on_worker
+    legend = next(m["value"] for m in models.named("HTMLModel") if "<i>(assigned devices)</i>" in m.get("value", ""))
+    assert f"background:{on_ps}" in legend and f"background:{on_worker}" in legend
+    variables = table_rows(models[shown["table"]]["value"])
+    assert [(v["name"], v["task"], v["device"], v["min"], v["max"]) for v in variables] == [
+        ("x", "/job:ps/replica:0/task:0", "/job:ps/replica:0/task:0/device:CPU:0", "2", "2")
+    ]
+
+    # Training in a kernel shows a notebook progress bar by itself: steps, steps/s and the loss.
+    models = Models()
+    run(k2, TRAIN, timeout=90, models=models)
+    (bar,) = models.named("FloatProgressModel")
+    assert (bar["max"], bar["value"]) == (3, 3)
+    text = " ".join(m.get("value", "") for m in models.named("HTMLModel"))
+    assert "3/3" in text and "step/s" in text and "loss=8" in text
 
     # Following a log ends cleanly at a kernel interrupt, which does not reach the tasks.
     out = interrupted(k1, kms[0], "%dtf_cluster logs ps:0 --follow", "ready ps 0")
@@ -208,16 +303,27 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     assert not os.path.exists(cluster_files.cluster_file("shared-x"))
 
 
+TEMPLATE_PID = "from dtf_notebook.notebook.template_client import shared_template\nprint(shared_template().pid)"
+
+
 def test_no_task_outlives_its_kernel(kernels):
-    """A kernel shut down (atexit stops its clusters) or killed (tasks watch their parent) leaves no task."""
+    """A kernel shut down (atexit stops its clusters) or killed (tasks watch their parent) leaves no task, no
+    task template, no cluster file and no log directory."""
     (k1, k2), (km1, km2) = kernels
-    run(k1, "%dtf_cluster start --ps 1 --workers 1 --name by-shutdown")
-    run(k2, "%dtf_cluster start --ps 1 --workers 1 --name by-kill")
-    by_shutdown = [r["pid"] for r in cluster_files.find("by-shutdown").tasks]
-    by_kill = [r["pid"] for r in cluster_files.find("by-kill").tasks]
-    assert len(by_shutdown) == len(by_kill) == 2 and all(pid_running(p) for p in by_shutdown + by_kill)
+    left = {}
+    for kc, name in ((k1, "by-shutdown"), (k2, "by-kill")):
+        out, _ = run(kc, f"%dtf_cluster start --ps 1 --workers 1 --name {name}\n{TEMPLATE_PID}")
+        record = cluster_files.find(name)
+        pids = [r["pid"] for r in record.tasks] + [int(out.strip().splitlines()[-1])]
+        assert len(pids) == 3 and all(pid_running(p) for p in pids) and os.path.isdir(record.log_dir)
+        left[name] = (pids, record.path, record.log_dir)
 
     km1.shutdown_kernel(now=False)
     km2.shutdown_kernel(now=True)  # SIGKILL: no atexit; the template and its tasks notice their parent is gone
-    assert gone(by_shutdown, 10)
-    assert gone(by_kill, 15)
+    for name, within in (("by-shutdown", 10), ("by-kill", 15)):
+        pids, path, log_dir = left[name]
+        assert gone(pids, within), (name, [p for p in pids if pid_running(p)])
+        deadline = time.monotonic() + 10  # the template removes a killed kernel's file and logs as it ends
+        while (os.path.exists(path) or os.path.exists(log_dir)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(path) and not os.path.exists(log_dir), name

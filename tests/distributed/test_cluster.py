@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -9,7 +11,7 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
-from tests.distributed.cluster_util import SIMPLE_CLIENT, ProcessCluster, run_client
+from tests.distributed.cluster_util import SIMPLE_CLIENT, ProcessCluster, run_client, task_env
 
 pytestmark = pytest.mark.cluster
 
@@ -22,15 +24,20 @@ def cluster():
 
 def test_seed_000_pinning_across_tasks(cluster):
     with tf.device("/job:ps/task:0/cpu:0"):
-        a = tf.constant(1.0)
+        a = tf.constant(1.0, name="a")
     with tf.device("/job:worker/task:0/gpu:1"):
-        b = a + 2
-    c = a + b
+        b = tf.add(a, 2.0, name="b")
+    c = tf.add(a, b, name="c")
     with tf.Session(cluster.target("worker", 1)) as sess:
         assert sess.run(c) == 4.0
         names = [d.name for d in sess.list_devices()]
+        placed = {row["name"]: row["device"] for row in sess.placement(c)["nodes"]}
     assert "/job:worker/replica:0/task:0/device:GPU:1" in names
     assert "/job:ps/replica:0/task:0/device:CPU:0" in names
+    assert placed["a"] == "/job:ps/replica:0/task:0/device:CPU:0"
+    assert placed["b"] == "/job:worker/replica:0/task:0/device:GPU:1"
+    # Unpinned: the master's default device, its task's GPU:0 ("machine B's GPU #0" in the seed).
+    assert placed["c"] == "/job:worker/replica:0/task:1/device:GPU:0"
 
 
 def test_grpc_alias_and_feeds_and_fetch_structures(cluster):
@@ -68,30 +75,49 @@ def test_containers_and_reset_of_named_container(cluster):
             sess.run(v)
 
 
-def test_concurrent_sessions_lose_no_update(cluster, fresh_graph):
+# One client process: builds the shared counter's graph once and runs ``assign_add`` in 200 steps.
+COUNTING_CLIENT = """
+import sys
+import dtf_notebook.compat.v1 as tf
+
+with tf.device("/job:ps/task:0"):
+    counter = tf.Variable(0.0, name="counter")
+inc = tf.assign_add(counter, 1.0, use_locking=True)
+with tf.Session(sys.argv[1]) as sess:
+    for _ in range(int(sys.argv[2])):
+        sess.run(inc)
+print("done")
+"""
+
+
+def test_concurrent_client_processes_lose_no_update(cluster):
     with tf.device("/job:ps/task:0"):
         counter = tf.Variable(0.0, name="counter")
-    inc = tf.assign_add(counter, 1.0, use_locking=True)
     with tf.Session(cluster.target("worker", 0)) as sess:
         sess.run(counter.initializer)
-    errors_seen = []
-
-    def client(i):
-        try:
-            with tf.Session(cluster.target("worker", i % 2), graph=fresh_graph) as s:
-                for _ in range(200):
-                    s.run(inc)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors_seen.append(e)
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(300)
-    assert not errors_seen
+    clients, steps = 16, 200
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", COUNTING_CLIENT, cluster.target("worker", i % 2), str(steps)],
+            env=task_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(clients)
+    ]
+    try:
+        outcomes = [p.communicate(timeout=600) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+    failed = [err[-2000:] for p, (_, err) in zip(procs, outcomes) if p.returncode != 0]
+    assert not failed, failed[0]
+    assert all(out.strip() == "done" for out, _ in outcomes)
     with tf.Session(cluster.target("worker", 1)) as sess:
-        assert sess.run(counter) == 16 * 200
+        assert sess.run(counter) == clients * steps
 
 
 def test_placement_error_names_node_and_devices(cluster):
@@ -118,22 +144,42 @@ def test_session_to_missing_task_fails_in_bounded_time():
         server.stop()
 
 
-def test_dead_task_gives_unavailable_and_restart_gives_aborted():
+def test_task_killed_mid_step_gives_unavailable_and_its_restart_aborted():
     with ProcessCluster({"ps": 1, "worker": 1}) as c:
         with tf.device("/job:ps/task:0"):
             v = tf.Variable(1.0, name="v_dead")
+            queue = tf.FIFOQueue(1, tf.float32, shared_name="mid_step")
         inc = tf.assign_add(v, 1.0)
+        taken = queue.dequeue() + 1.0  # the step waits on the ps until the ps dies
+        with tf.device("/job:worker/task:0"):
+            worker_only = tf.constant(5.0) * 2.0
         with tf.Session(c.target("worker", 0)) as sess:
             sess.run(v.initializer)
-            sess.run(inc)
+            assert sess.run(inc) == 2.0
+            outcome: list[BaseException] = []
+
+            def blocked_step():
+                try:
+                    sess.run(taken)
+                except BaseException as e:  # noqa: BLE001 - checked below
+                    outcome.append(e)
+
+            runner = threading.Thread(target=blocked_step)
+            runner.start()
+            time.sleep(1.0)  # the step is now waiting on the dequeue
+            assert runner.is_alive()
             c.kill("ps", 0)
-            start = time.monotonic()
-            with pytest.raises((tf.errors.UnavailableError, tf.errors.AbortedError)):
-                sess.run(inc)
-            assert time.monotonic() - start < 15
+            killed = time.monotonic()
+            runner.join(30)
+            assert not runner.is_alive() and len(outcome) == 1
+            assert type(outcome[0]) is tf.errors.UnavailableError, outcome[0]
+            assert time.monotonic() - killed < 10  # heartbeats, not a hang
+            assert sess.run(worker_only) == 10.0  # the worker keeps serving
             c.start_task("ps", 0)
-            with pytest.raises((tf.errors.AbortedError, tf.errors.UnavailableError)):
+            with pytest.raises(tf.errors.AbortedError) as raised:
                 sess.run(inc)
+            assert type(raised.value) is tf.errors.AbortedError
+            assert sess.run(worker_only) == 10.0
         # A new session on the restarted cluster works again (state was lost with the old ps).
         with tf.Session(c.target("worker", 0)) as sess:
             sess.run(v.initializer)

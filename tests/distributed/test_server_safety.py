@@ -13,7 +13,7 @@ import zmq
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.transport import Client
-from tests.distributed.cluster_util import free_port
+from tests.distributed.cluster_util import ProcessCluster, free_port
 
 pytestmark = pytest.mark.cluster
 
@@ -26,39 +26,109 @@ def _raw_dealer(address: str) -> zmq.Socket:
     return sock
 
 
-def test_random_and_truncated_frames_get_errors_and_the_server_keeps_serving():
-    server = tf.train.Server.create_local_server()
-    sock = _raw_dealer(server.address)
+@pytest.fixture(scope="module")
+def task():
+    """One task in a process of its own: what garbage reaches in practice."""
+    with ProcessCluster({"local": 1}) as cluster:
+        yield cluster
+
+
+def _reply(sock: zmq.Socket) -> dict | None:
+    """The header of the next reply, or None when none came (the message was dropped)."""
+    try:
+        return msgpack.unpackb(sock.recv_multipart()[0], raw=False)
+    except zmq.Again:
+        return None
+
+
+def test_random_and_truncated_frames_get_errors_and_the_task_keeps_serving(task):
+    address = task.spec["local"][0]
+    sock = _raw_dealer(address)
     rng = random.Random(1234)
     valid = wire.encode_message({"id": 5, "method": "GetStatus"}, [np.arange(1000, dtype=np.float32)])
     valid = [bytes(memoryview(f)) for f in valid]
     try:
         messages = []
         for _ in range(150):
-            kind = rng.randrange(4)
+            kind = rng.randrange(5)
             if kind == 0:
                 messages.append([os.urandom(rng.randrange(1, 64)) for _ in range(rng.randrange(1, 4))])
             elif kind == 1:
                 messages.append([valid[0][: rng.randrange(len(valid[0]))]] + valid[1:])
             elif kind == 2:
                 messages.append([valid[0], valid[1][: rng.randrange(len(valid[1]))]])
+            elif kind == 3:
+                messages.append([b"\xc1" + os.urandom(rng.randrange(1, 20)), os.urandom(rng.randrange(1, 20))])
             else:
                 messages.append([msgpack.packb({"id": "x", "method": 3, "tensors": [{"dtype": "nope"}]})])
         replies = 0
         for frames in messages:
             sock.send_multipart(frames)
-            try:
-                header = msgpack.unpackb(sock.recv_multipart()[0], raw=False)
+            header = _reply(sock)
+            if header is not None:  # dropping garbage is also fine
                 assert "error" in header
                 replies += 1
-            except zmq.Again:
-                pass  # dropping garbage is also fine
         assert replies > 0
-        with tf.Session(server.target) as sess:
+        assert task.tasks[("local", 0)].proc.poll() is None
+        with tf.Session(task.target("local")) as sess:
             assert sess.run(tf.constant(2.0) * 3.0) == 6.0
     finally:
         sock.close(0)
-        server.stop()
+
+
+def _meta(dtype: str, shape: list[int], nbytes: int, chunks: int = 1) -> dict:
+    return {"dtype": dtype, "shape": shape, "nbytes": nbytes, "chunks": chunks}
+
+
+@pytest.mark.parametrize(
+    "frames, why",
+    [
+        ([{"tensors": [_meta("float32", [1 << 40, 1 << 40], 8)]}, b"\0" * 8], "bad dim"),
+        ([{"tensors": [_meta("uint8", [5 << 30], 5 << 30)]}, b"\0" * 8], "not an int in"),
+        ([{"tensors": [_meta("float32", [1] * 40, 4)]}, b"\0" * 4], "at most 32 dims"),
+        ([{"tensors": [_meta("float32", [4], 16, chunks=3)]}, b"\0" * 16], ""),
+        ([{"tensors": [_meta("float32", [1 << 28], 1 << 30)]}, b"\0" * 8], ""),
+        ([{"blob": b"\0" * (17 << 20)}], "header"),
+    ],
+    ids=["huge-dims", "over-tensor-limit", "rank-40", "chunks-mismatch", "short-payload", "17MiB-header"],
+)
+def test_oversized_or_lying_messages_get_an_error_and_the_task_keeps_serving(task, frames, why):
+    address = task.spec["local"][0]
+    header = {"id": 9, "method": "GetStatus", **frames[0]}
+    packed = [msgpack.packb(header, use_bin_type=True), *frames[1:]]
+    sock = _raw_dealer(address)
+    try:
+        sock.send_multipart(packed)
+        reply = _reply(sock)
+        assert reply is not None and "error" in reply, reply
+        assert why.lower() in str(reply["error"]).lower()
+        client = Client()
+        try:
+            assert client.call(address, "GetStatus", {}, timeout=30)[0]["job"] == "local"
+        finally:
+            client.close()
+    finally:
+        sock.close(0)
+
+
+def test_a_stream_announcing_more_than_a_receiver_reserves_is_refused(task):
+    address = task.spec["local"][0]
+    # Five tensors at the 4 GiB limit: 20 GiB, more than the 16 GiB a receiver reserves for open streams.
+    metas = [_meta("uint8", [4 << 30], 4 << 30, chunks=4096)] * 5
+    header = {"id": 11, "method": "GetStatus", "tensors": metas}
+    head = b"\xc1H" + (77).to_bytes(8, "little") + (5 * 4096).to_bytes(4, "little")
+    sock = _raw_dealer(address)
+    try:
+        sock.send_multipart([head, msgpack.packb(header, use_bin_type=True)])
+        reply = _reply(sock)
+        assert reply is not None and reply["id"] == 11 and "exceeds" in str(reply["error"]), reply
+        for _ in range(3):  # parts of the refused stream are dropped quietly
+            sock.send_multipart([b"\xc1P" + (77).to_bytes(8, "little"), b"\0" * (1 << 20)])
+        assert _reply(sock) is None
+        with tf.Session(task.target("local")) as sess:
+            assert sess.run(tf.constant(1.5) * 2.0) == 3.0
+    finally:
+        sock.close(0)
 
 
 def test_unknown_method_is_an_error_reply():
@@ -72,37 +142,44 @@ def test_unknown_method_is_an_error_reply():
         server.stop()
 
 
-def test_cluster_key_refuses_peers_without_it():
-    spec = {"local": [f"127.0.0.1:{free_port()}"]}
-    config = tf.ConfigProto(cluster_key="correct horse battery staple")
-    server = tf.train.Server(spec, config=config)
-    outsider = Client(dead_after=1.0)
-    wrong = Client(cluster_key="wrong key", dead_after=1.0)
-    try:
-        with tf.Session(server.target, config=tf.ConfigProto(cluster_key="correct horse battery staple")) as sess:
+def test_keyed_task_process_refuses_peers_without_the_key(tmp_path):
+    key = "correct horse battery staple"
+    key_file = tmp_path / "cluster.key"
+    key_file.write_text(key + "\n")
+    with ProcessCluster({"local": 1}, extra_args={"local": ["--cluster-key-file", str(key_file)]}) as cluster:
+        address = cluster.spec["local"][0]
+        with tf.Session(cluster.target("local"), config=tf.ConfigProto(cluster_key=key)) as sess:
             assert sess.run(tf.constant(1.0) + 1.0) == 2.0
-        for client in (outsider, wrong):
-            with pytest.raises((tf.errors.UnavailableError, tf.errors.DeadlineExceededError)):
-                client.call(server.address, "GetStatus", {}, timeout=3)
-    finally:
-        outsider.close()
-        wrong.close()
-        server.stop()
+        outsider, wrong = Client(dead_after=1.0), Client(cluster_key="wrong key", dead_after=1.0)
+        try:
+            assert not _answers(outsider, address) and not _answers(wrong, address)
+            assert not _knows_only_the_public_key(address, key)
+            sock = _raw_dealer(address)  # plain text to an encrypting task: nothing comes back
+            try:
+                sock.send_multipart(wire.encode_message({"id": 1, "method": "GetStatus"}))
+                assert _reply(sock) is None
+            finally:
+                sock.close(0)
+        finally:
+            outsider.close()
+            wrong.close()
+        with tf.Session(cluster.target("local"), config=tf.ConfigProto(cluster_key=key)) as sess:
+            assert sess.run(tf.constant(2.0) + 1.0) == 3.0  # still serving the key holders
 
 
 def _keyed_server(key: str):
     return tf.train.Server({"local": [f"127.0.0.1:{free_port()}"]}, config=tf.ConfigProto(cluster_key=key))
 
 
-def _answers(client: Client, server) -> bool:
+def _answers(client: Client, address: str) -> bool:
     try:
-        client.call(server.address, "GetStatus", {}, timeout=3)
+        client.call(address, "GetStatus", {}, timeout=3)
         return True
     except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError):
         return False
 
 
-def _knows_only_the_public_key(server, key: str) -> bool:
+def _knows_only_the_public_key(address: str, key: str) -> bool:
     """Whether a peer holding the server's public key (not secret) but its own key pair gets an answer."""
     from dtf_notebook.distributed.curve import curve_keys
 
@@ -112,7 +189,7 @@ def _knows_only_the_public_key(server, key: str) -> bool:
     sock.setsockopt(zmq.RCVTIMEO, 1500)
     sock.curve_serverkey, sock.curve_publickey, sock.curve_secretkey = curve_keys(key)["server_public"], public, secret
     try:
-        sock.connect(f"tcp://{server.address}")
+        sock.connect(f"tcp://{address}")
         sock.send_multipart(wire.encode_message({"id": 1, "method": "GetStatus"}))
         sock.recv_multipart()
         return True
@@ -131,20 +208,20 @@ def test_several_keyed_servers_in_one_process_share_the_authenticator():
         for server, key in ((first, "key one"), (same, "key one"), (other, "key two")):
             with tf.Session(server.target, config=tf.ConfigProto(cluster_key=key)) as sess:
                 assert sess.run(tf.constant(1.0) + 1.0) == 2.0
-            assert _answers(clients[key], server)
-            assert not _answers(clients["wrong"], server)
-            assert not _knows_only_the_public_key(server, key)  # refused by the authenticator itself
-        assert not _answers(clients["key two"], first) and not _answers(clients["key one"], other)
+            assert _answers(clients[key], server.address)
+            assert not _answers(clients["wrong"], server.address)
+            assert not _knows_only_the_public_key(server.address, key)  # refused by the authenticator itself
+        assert not _answers(clients["key two"], first.address) and not _answers(clients["key one"], other.address)
         # Stopping one keyed server leaves the others guarded; a restart on the same port is guarded again.
         first.stop()
-        assert _answers(clients["key one"], same) and not _answers(clients["wrong"], same)
+        assert _answers(clients["key one"], same.address) and not _answers(clients["wrong"], same.address)
         first.start()
-        assert _answers(clients["key one"], first) and not _answers(clients["wrong"], first)
+        assert _answers(clients["key one"], first.address) and not _answers(clients["wrong"], first.address)
         for server in (first, same, other):
             server.stop()
         assert not _running(zmq.Context.instance())  # the last keyed socket stopped the authenticator
         first.start()
-        assert _answers(clients["key one"], first) and not _answers(clients["key two"], first)
+        assert _answers(clients["key one"], first.address) and not _answers(clients["key two"], first.address)
     finally:
         for client in clients.values():
             client.close()
@@ -166,16 +243,27 @@ def test_run_timeout_raises_deadline_exceeded():
 
 
 def test_list_variables_summarizes_where_the_variable_lives():
-    server = tf.train.Server.create_local_server()
+    server = tf.train.Server.create_local_server(config=tf.ConfigProto(virtual_gpus=1))
     client = Client()
     try:
-        v = tf.Variable([3.0, 4.0], name="watched")
+        with tf.device("/cpu:0"):
+            v = tf.Variable([3.0, 4.0], name="watched")
+        with tf.container("experiment"), tf.device("/gpu:0"):
+            w = tf.Variable([[1, 2], [3, 4]], name="kept", dtype=tf.int32)
         with tf.Session(server.target) as sess:
-            sess.run(v.initializer)
+            sess.run([v.initializer, w.initializer])
         reply, _ = client.call(server.address, "ListVariables", {}, timeout=5)
-        row = next(r for r in reply["variables"] if r["name"] == "watched")
+        assert reply["task"] == "/job:localhost/replica:0/task:0"
+        rows = {r["name"]: r for r in reply["variables"]}
+        row = rows["watched"]
+        assert row["container"] == "" and row["device"] == "/job:localhost/replica:0/task:0/device:CPU:0"
         assert row["shape"] == [2] and row["dtype"] == "float32" and row["norm"] == pytest.approx(5.0)
         assert row["min"] == 3.0 and row["max"] == 4.0 and row["mean"] == 3.5
+        kept = rows["kept"]
+        assert kept["container"] == "experiment" and kept["device"] == "/job:localhost/replica:0/task:0/device:GPU:0"
+        assert kept["shape"] == [2, 2] and kept["dtype"] == "int32" and kept["max"] == 4.0
+        only, _ = client.call(server.address, "ListVariables", {"containers": ["experiment"]}, timeout=5)
+        assert [r["name"] for r in only["variables"]] == ["kept"]
     finally:
         client.close()
         server.stop()

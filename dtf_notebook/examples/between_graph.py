@@ -5,8 +5,10 @@ TF1's canonical distributed trainer. Every task of the cluster runs this same sc
 ``tf.device(tf.train.replica_device_setter(cluster=..., worker_device="/job:worker/task:%d" % task))`` -- the
 variables go round-robin to the ps tasks, the computation stays on the worker -- and trains it in a
 ``tf.train.MonitoredTrainingSession`` on its own server; worker 0 is the chief, which initialises the
-variables and, at the end, evaluates the test accuracy. Each worker reads its own shard of the training
-data (every ``num_workers``-th example). ``--mode async`` applies each worker's gradients as soon as they are
+variables and, at the end, evaluates the test accuracy. Each worker reads the whole training set in an order
+of its own (as TF's ``mnist_replica.py`` does): with asynchronous updates the workers rarely advance at the
+same pace (the chief starts first, the other joins once the model is ready), and disjoint shards would then
+weigh one half of the data more than the other. ``--mode async`` applies each worker's gradients as soon as they are
 computed; ``--mode sync`` wraps the optimizer in ``tf.train.SyncReplicasOptimizer`` so that every update
 averages 2 fresh gradients (one per worker while both run; a worker that is ahead, e.g. the chief before the
 other worker has joined, may give both) and stale ones are dropped. Apart from its import line this is a
@@ -119,13 +121,12 @@ def build_model(cluster, task_index: int, args: argparse.Namespace) -> dict:
 
 
 def run_worker(server, cluster, args: argparse.Namespace) -> dict:
-    """Trains on this worker's shard until the global step reaches ``--steps``; the chief then evaluates."""
+    """Trains on the training set (in this worker's order) until the global step reaches ``--steps``; the chief
+    then evaluates."""
     task_index = args.task
     is_chief = task_index == 0
-    num_workers = cluster.num_tasks("worker")
     x_train, y_train, x_test, y_test = load_digits_784(seed=args.seed)
-    x_shard, y_shard = x_train[task_index::num_workers], y_train[task_index::num_workers]
-    stream = batches(x_shard, y_shard, args.batch_size, seed=args.seed + task_index)
+    stream = batches(x_train, y_train, args.batch_size, seed=args.seed + task_index)
 
     model = build_model(cluster, task_index, args)
     x, y = model["x"], model["y"]
@@ -141,7 +142,7 @@ def run_worker(server, cluster, args: argparse.Namespace) -> dict:
         # stops: one token each lets it finish its run, see the last global step and stop too.
         chief_hooks.append(tf.train.FinalOpsHook(model["release_tokens"]))
     print(
-        f"worker {task_index}{' (chief)' if is_chief else ''}: {len(x_shard)} training examples, "
+        f"worker {task_index}{' (chief)' if is_chief else ''}: {len(x_train)} training examples, "
         f"{args.mode} Adam lr={args.learning_rate:g}, batch {args.batch_size}, until global step {args.steps}",
         flush=True,
     )

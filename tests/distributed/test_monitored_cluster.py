@@ -1,14 +1,17 @@
-"""MonitoredTrainingSession on a real multi-process cluster: recovery from a parameter-server crash, and a
-non-chief worker waiting for the chief.
+"""MonitoredTrainingSession on a real multi-process cluster: recovery from a parameter-server crash (one chief;
+and a chief plus another worker training with GradientDescent), and a non-chief worker waiting for the chief.
 
 Clients run in their own processes (as training scripts do) and print one line per event, which the tests read.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -128,3 +131,136 @@ def test_non_chief_worker_waits_for_the_chief_then_trains():
     # The chief initialised the model; the waiting worker may take a step or two before the chief's hook reads it.
     first = chief_out.splitlines()[0].split()
     assert first[0] == "session" and 0 <= int(first[1]) < last_step and worker_lines[-1] == "done"
+
+
+# Two workers train one model with a real optimizer; each prints the global step and loss of its steps.
+SGD_TRAINER = """
+import logging, sys, time
+import numpy as np
+import dtf_notebook.compat.v1 as tf
+
+target, task, last_step = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+checkpoint_dir = sys.argv[4] if task == 0 else None
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+x_data = np.random.default_rng(task).normal(size=(64, 4)).astype(np.float32)
+y_data = x_data @ np.array([[1.0], [-2.0], [0.5], [3.0]], np.float32)
+
+with tf.device(tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:%d" % task)):
+    w = tf.get_variable("w", [4, 1], initializer=tf.zeros_initializer())
+    global_step = tf.train.get_or_create_global_step()
+    loss = tf.reduce_mean(tf.square(tf.matmul(x_data, w) - y_data))
+    train_op = tf.train.GradientDescentOptimizer(0.02).minimize(loss, global_step=global_step)
+
+class Report(tf.train.SessionRunHook):
+    def after_create_session(self, session, coord):
+        print("session", int(session.run(global_step)), flush=True)
+
+hooks = [tf.train.StopAtStepHook(last_step=last_step), Report()]
+with tf.train.MonitoredTrainingSession(
+    target, task == 0, checkpoint_dir=checkpoint_dir, save_checkpoint_steps=10, hooks=hooks
+) as sess:
+    while not sess.should_stop():
+        _, step, value = sess.run([train_op, global_step, loss])
+        print("step", step, value, flush=True)
+        time.sleep(0.03)
+print("done", flush=True)
+"""
+
+
+class _Trainer:
+    """A client process whose stdout and stderr lines are collected as they come (neither pipe can fill up)."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SGD_TRAINER, *args],
+            env=task_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self._readers = [
+            threading.Thread(target=self._drain, args=(self.proc.stdout, self.out), daemon=True),
+            threading.Thread(target=self._drain, args=(self.proc.stderr, self.err), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    @staticmethod
+    def _drain(pipe, lines: list[str]) -> None:
+        for line in pipe:
+            lines.append(line.rstrip("\n"))
+
+    def wait_for(self, found, timeout: float = 90) -> None:
+        """Waits until ``found(self)`` holds (fails early, with the output, if the process ends first)."""
+        deadline = time.monotonic() + timeout
+        while not found(self):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"gave up waiting ({self.proc.poll()}):\n" + "\n".join(self.err[-40:]))
+            time.sleep(0.02)
+
+    def finish(self, timeout: float = 90) -> None:
+        try:
+            self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            for reader in self._readers:
+                reader.join(10)
+        assert self.proc.returncode == 0, "\n".join(self.err[-40:])
+
+    def sessions(self) -> list[int]:
+        return [int(line.split()[1]) for line in self.out if line.startswith("session")]
+
+    def steps_after(self, session: int) -> list[tuple[int, float]]:
+        """(global step, loss) of the steps run in this worker's ``session``-th session (0 = the first)."""
+        starts = [i for i, line in enumerate(self.out) if line.startswith("session")]
+        if session >= len(starts):
+            return []
+        end = starts[session + 1] if session + 1 < len(starts) else len(self.out)
+        return [
+            (int(p[1]), float(p[2]))
+            for p in (line.split() for line in self.out[starts[session] : end])
+            if p[0] == "step"
+        ]
+
+
+def test_both_workers_recover_from_a_parameter_server_restart_and_training_continues(tmp_path):
+    last_step = 120
+    with ProcessCluster({"ps": 1, "worker": 2}) as cluster:
+        chief = _Trainer(cluster.target("worker", 0), "0", str(last_step), str(tmp_path))
+        other = _Trainer(cluster.target("worker", 1), "1", str(last_step))
+        try:
+            # Both train; the chief has checkpointed (every 10 steps) by global step 30.
+            chief.wait_for(lambda t: any(s >= 30 for s, _ in t.steps_after(0)))
+            other.wait_for(lambda t: bool(t.steps_after(0)))
+            # The chief is held back while the ps comes back, so the other worker must wait for the model.
+            os.kill(chief.proc.pid, signal.SIGSTOP)
+            try:
+                cluster.kill("ps", 0)  # SIGKILL: w and the global step die with it
+                cluster.start_task("ps", 0)  # same port, empty containers
+                other.wait_for(lambda t: any("Waiting for model to be ready" in line for line in t.err))
+            finally:
+                os.kill(chief.proc.pid, signal.SIGCONT)
+            chief.finish()
+            other.finish()
+        finally:
+            for trainer in (chief, other):
+                if trainer.proc.poll() is None:
+                    trainer.proc.kill()
+    restored = [int(n) for n in re.findall(r"Restored model from \S*model\.ckpt-(\d+)", "\n".join(chief.err))]
+    # The chief started fresh, then restored its last checkpoint: global step and w continue from there.
+    assert chief.sessions()[0] == 0 and len(chief.sessions()) == 2, chief.out
+    assert len(restored) == 1 and restored[0] == chief.sessions()[1] >= 10, chief.err[-20:]
+    before, after = chief.steps_after(0), chief.steps_after(1)
+    assert after and all(s > restored[0] for s, _ in after)
+    first_loss = before[0][1]
+    assert after[0][1] < 0.5 * first_loss  # the trained w came back, not zeros
+    # The other worker recovered too: its new session saw the restored model (it never initialises one).
+    assert len(other.sessions()) == 2 and other.sessions()[1] >= restored[0], other.out
+    assert other.steps_after(1) and all(s > restored[0] for s, _ in other.steps_after(1))
+    # Training ran to the last step and both finished.
+    assert max(s for t in (chief, other) for s, _ in t.steps_after(1)) >= last_step
+    assert chief.out[-1] == other.out[-1] == "done"

@@ -21,16 +21,23 @@ QUICK = ["--steps", "200", "--learning-rate", "0.003"]
 SWEEP_STEPS = ["--steps", "200"]
 # Distributed training matches single-process training to within a few test examples (of 359).
 MARGIN = 0.02
+# Between-graph runs use the example's defaults (400 Adam steps at 0.002): asynchronous updates make the final
+# accuracy a random variable, and at 200 steps with 0.003 it still swings widely (0.914-0.953 in 8 runs against
+# 0.944 in one process). At the defaults, 16 async runs gave 0.942-0.967 against 0.964, and sync 0.961-0.967.
+BETWEEN_GRAPH = ["--steps", "400", "--learning-rate", "0.002"]
+ASYNC_MARGIN = 0.03
 
 
 @pytest.fixture(scope="module")
 def single_process_accuracy() -> dict[str, float]:
     """Test accuracy of the same network trained in one process (train_digits.py) with the same steps and
-    learning rates as the distributed runs: Adam as in QUICK, and SGD at the sweep's good learning rate."""
+    learning rates as the distributed runs: Adam as in QUICK and as in BETWEEN_GRAPH, and SGD at the sweep's
+    good learning rate."""
     with contextlib.redirect_stdout(io.StringIO()):
         adam = train_digits.main(QUICK)["test_accuracy"]
+        adam_long = train_digits.main(BETWEEN_GRAPH)["test_accuracy"]
         sgd = train_digits.main([*SWEEP_STEPS, "--optimizer", "sgd", "--learning-rate", "0.1"])["test_accuracy"]
-    return {"adam": adam, "sgd": sgd}
+    return {"adam": adam, "adam_long": adam_long, "sgd": sgd}
 
 
 def child_pids() -> set[int]:
@@ -159,9 +166,13 @@ def test_a_failing_task_client_is_named_with_its_exit_code_and_output(no_leftove
 def test_between_graph_training_reaches_single_process_accuracy(
     mode, single_process_accuracy, no_leftover_processes, capsys
 ):
-    metrics = between_graph.main(["--local-cluster", "--mode", mode, *QUICK])
-    assert metrics["test_accuracy"] >= single_process_accuracy["adam"] - MARGIN, (metrics, single_process_accuracy)
-    assert metrics["global_step"] >= 200
+    metrics = between_graph.main(["--local-cluster", "--mode", mode, *BETWEEN_GRAPH])
+    margin = ASYNC_MARGIN if mode == "async" else MARGIN
+    assert metrics["test_accuracy"] >= single_process_accuracy["adam_long"] - margin, (
+        metrics,
+        single_process_accuracy,
+    )
+    assert metrics["global_step"] >= 400
     assert all(steps > 0 for steps in metrics["local_steps"])  # both workers trained
     out = capsys.readouterr().out
     assert "[worker:0] worker 0 (chief)" in out and "[worker:1] worker 1:" in out

@@ -253,7 +253,9 @@ def test_both_workers_recover_from_a_parameter_server_restart_and_training_conti
     restored = [int(n) for n in re.findall(r"Restored model from \S*model\.ckpt-(\d+)", "\n".join(chief.err))]
     # The chief started fresh, then restored its last checkpoint: global step and w continue from there.
     assert chief.sessions()[0] == 0 and len(chief.sessions()) == 2, chief.out
-    assert len(restored) == 1 and restored[0] == chief.sessions()[1] >= 10, chief.err[-20:]
+    assert len(restored) == 1 and restored[0] >= 10, chief.err[-20:]
+    # The other worker, polling for the model, may step between the chief's restore and its hook's read.
+    assert restored[0] <= chief.sessions()[1] <= restored[0] + 5, (restored, chief.sessions())
     before, after = chief.steps_after(0), chief.steps_after(1)
     assert after and all(s > restored[0] for s, _ in after)
     first_loss = before[0][1]

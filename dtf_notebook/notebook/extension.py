@@ -3,7 +3,7 @@
 Loading registers the ``%dtf_cluster`` magic (see :mod:`~dtf_notebook.notebook.magics`) and starts the task
 template in the background so the first ``%dtf_cluster start`` is fast (see
 :func:`~dtf_notebook.notebook.local_cluster.prewarm`). (Training shows progress bars in any kernel, loaded
-or not: see :mod:`~dtf_notebook.notebook.progress`.) Unloading removes the magic and stops its refreshing
+or not: see :mod:`~dtf_notebook.train.progress_hook`.) Unloading removes the magic and stops its refreshing
 tables; clusters keep running (they stop when the kernel exits, or with ``%dtf_cluster stop``).
 
 Example:

@@ -16,29 +16,12 @@ from __future__ import annotations
 
 import html
 import importlib.util
-import sys
 from collections.abc import Sequence
 from typing import Any
 
+from dtf_notebook.train.progress_hook import jupyter_kernel
+
 __all__ = ["cell_text", "html_table", "jupyter_kernel", "text_table", "widgets_available"]
-
-
-def jupyter_kernel() -> bool:
-    """True when this code runs in a Jupyter kernel (not a script, nor a plain IPython terminal).
-
-    Never imports IPython: a kernel has imported it already.
-
-    Example:
-        >>> jupyter_kernel()  # the doctests run in no kernel
-        False
-    """
-    if "IPython" not in sys.modules:
-        return False
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    # Only a kernel's shell has a `kernel` (ipykernel's ZMQInteractiveShell); a terminal's has none.
-    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def widgets_available() -> bool:

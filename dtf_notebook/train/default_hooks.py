@@ -2,7 +2,7 @@
 
 One is built in: a progress bar where someone watches (a Jupyter kernel, or a terminal on standard
 error), decided when each session is created by
-:func:`dtf_notebook.notebook.progress.default_progress_hook`; a script whose output is piped or
+:func:`dtf_notebook.train.progress_hook.default_progress_hook`; a script whose output is piped or
 captured gets none, so it behaves exactly like TF1. Others may be registered: a factory is called
 with the hooks the session was given and returns one more hook, or None to add nothing.
 
@@ -21,6 +21,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from dtf_notebook.train.progress_hook import default_progress_hook
 
 __all__ = ["add_default_hook_factory", "default_hooks", "remove_default_hook_factory"]
 
@@ -76,8 +78,5 @@ def default_hooks(hooks: Sequence[Any], automatic: bool = True) -> list[Any]:
         factories = list(_factories)
     made = [factory(hooks) for factory in factories]
     if automatic:
-        # Imported here: the progress bar belongs to the notebook layer, which imports this package.
-        from dtf_notebook.notebook.progress import default_progress_hook
-
         made.append(default_progress_hook(hooks))
     return [hook for hook in made if hook is not None]

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 import dtf_notebook.compat.v1 as tf
-from dtf_notebook.notebook import progress
-from dtf_notebook.notebook.progress import (
+from dtf_notebook.train import default_hooks
+from dtf_notebook.train import progress_hook as progress
+from dtf_notebook.train.progress_hook import (
     ProgressBarHook,
     disable_progress_bars,
     enable_progress_bars,
     progress_bars_wanted,
 )
-from dtf_notebook.train import default_hooks
 from tests.distributed.cluster_util import task_env
 
 
@@ -52,6 +52,7 @@ class FakeBar:
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> Any:
     FakeBar.made = []
     monkeypatch.delenv("DTF_PROGRESS_BARS", raising=False)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # no terminal, even under `pytest -s` in one
     yield
     enable_progress_bars(None)  # back to the rules
 

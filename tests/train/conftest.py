@@ -5,6 +5,15 @@ from __future__ import annotations
 import pytest
 
 import dtf_notebook.compat.v1 as tf
+from dtf_notebook.train.progress_hook import enable_progress_bars
+
+
+@pytest.fixture(autouse=True)
+def no_automatic_progress_bar():
+    """Sessions get exactly TF1's hooks, also when the tests' standard error is a terminal (`pytest -s`)."""
+    enable_progress_bars(False)
+    yield
+    enable_progress_bars(None)
 
 
 @pytest.fixture(autouse=True)

@@ -34,15 +34,6 @@ TRUE_B = 0.25
 
 
 @pytest.fixture(scope="module")
-def runtime_dir(tmp_path_factory):
-    """A Jupyter runtime directory of this module's own: local clusters keep their cluster files there."""
-    with pytest.MonkeyPatch.context() as m:
-        path = tmp_path_factory.mktemp("runtime")
-        m.setenv("JUPYTER_RUNTIME_DIR", str(path))
-        yield path
-
-
-@pytest.fixture(scope="module")
 def two_workers(runtime_dir):
     with LocalCluster(ps=1, workers=2, virtual_gpus=1) as cluster:
         yield cluster

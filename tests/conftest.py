@@ -1,4 +1,4 @@
-"""Shared fixtures of the notebook tests."""
+"""Fixtures shared by every test package."""
 
 from __future__ import annotations
 

@@ -180,12 +180,13 @@ class LocalBackend:
             >>> backend._plans, backend._placement
             ({}, {})
         """
+        # Without the compile lock: a task's worker calls this on its I/O thread, which must not wait for
+        # another graph's placement and compilation. list() copies the keys in one step under the GIL.
         key = id(graph)
-        with self._lock:
-            for signature in [k for k in self._plans if k[0] == key]:
-                del self._plans[signature]
-            self._placement.pop(key, None)
-            self._placed_version.pop(key, None)
+        for signature in [k for k in list(self._plans) if k[0] == key]:
+            self._plans.pop(signature, None)
+        self._placement.pop(key, None)
+        self._placed_version.pop(key, None)
 
     def close(self) -> None:
         """Frees this backend's variables and plans."""

@@ -78,10 +78,14 @@ def split_edges(model: PlacementModel, work: int = WORK) -> tuple[list[dict[str,
         >>> model = build_model([PlacedNode("a", "Const"), PlacedNode("b", "Neg", inputs=("a",))])
         >>> [len(edges) for edges in split_edges(model)]
         [1, 0]
+        >>> [len(edges) for edges in split_edges(model, work=1)]  # fewer than the nodes: neighbours still routed
+        [1, 0]
     """
     layer = layers(model)
     spans = sorted((max(abs(layer[e["dst"]] - layer[e["src"]]) - 1, 0), index) for index, e in enumerate(model.edges))
-    budget, routed = work - len(model.nodes), set()
+    # Edges between neighbouring layers cost dot no virtual nodes: they are always routed, so even a graph with
+    # more nodes than the budget keeps its layers.
+    budget, routed = max(work - len(model.nodes), 0), set()
     for virtual, index in spans:
         if virtual > budget:
             break

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,6 +34,8 @@ from dtf_notebook.distributed.server_def import ServerDef, is_server_def_dict, m
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
 from dtf_notebook.distributed.worker_service import WorkerService
 from dtf_notebook.runtime.config import ConfigProto
+
+_log = logging.getLogger(__name__)
 
 _MASTER_METHODS = frozenset(
     {
@@ -223,7 +226,11 @@ class Server:
         # Checks a few times per period, so a session goes at most a quarter period late.
         every = min(10.0, self.master.session_gc_secs / 4)
         while not self._stopped.wait(every):
-            self.master.collect_idle()
+            try:
+                self.master.collect_idle()
+            except Exception:
+                # One failed round (a session that would not close cleanly) must not end collection for good.
+                _log.exception("Collecting idle master sessions failed; trying again in %.1f s", every)
 
     def _rewrite_own_address(self, address: str) -> None:
         spec = self.cluster_spec.as_dict()

@@ -94,26 +94,29 @@ class ServiceSocket:
         self._router.setsockopt(zmq.ROUTER_MANDATORY, 0)
         self._router.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
         self._auth = None
-        if cluster_key:
-            self._auth = admit(self._context, cluster_key)
-            keys = curve_keys(cluster_key)
-            self._router.zap_domain = self._auth.domain.encode()
-            self._router.curve_server = True
-            self._router.curve_secretkey = keys["server_secret"]
-            self._router.curve_publickey = keys["server_public"]
         host, _, port = address.rpartition(":")
         try:
+            if cluster_key:
+                self._auth = admit(self._context, cluster_key)
+                keys = curve_keys(cluster_key)
+                self._router.zap_domain = self._auth.domain.encode()
+                self._router.curve_server = True
+                self._router.curve_secretkey = keys["server_secret"]
+                self._router.curve_publickey = keys["server_public"]
             if port == "0":
                 bound = self._router.bind_to_random_port(f"tcp://{host}")
                 self.address = f"{host}:{bound}"
             else:
                 _bind_with_retry(self._router, _tcp(address))
                 self.address = address
-        except zmq.ZMQError as e:
+        except BaseException as e:
+            # Whatever failed, the socket and this socket's admission to the shared authenticator go.
             self._router.close(0)
             if self._auth is not None:
                 self._auth.release()
-            raise errors.UnavailableError(None, None, f"Could not bind {address}: {e.strerror}") from None
+            if isinstance(e, zmq.ZMQError):
+                raise errors.UnavailableError(None, None, f"Could not bind {address}: {e.strerror}") from None
+            raise
         self._reply_endpoint = f"inproc://dtf-replies-{id(self)}-{self.incarnation}"
         self._replies = self._context.socket(zmq.PULL)
         self._replies.bind(self._reply_endpoint)

@@ -57,12 +57,10 @@ def _is_variable_or_parts(value: Any) -> bool:
     )
 
 
-def _parts_of(name: str, store_vars: Mapping[str, Variable]) -> list[Variable] | None:
-    """The parts ``name/part_0``, ``name/part_1``, ... of a partitioned store variable (None without any)."""
-    parts = []
-    while f"{name}/part_{len(parts)}" in store_vars:
-        parts.append(store_vars[f"{name}/part_{len(parts)}"])
-    return parts or None
+def _parts_of(name: str) -> list[Variable] | None:
+    """The parts of the store's partitioned variable ``name`` (None when there is none)."""
+    partitioned = _get_default_variable_store()._partitioned_vars.get(name)
+    return None if partitioned is None else list(partitioned)
 
 
 def _set_checkpoint_initializer(variable: Variable, prefix: str, tensor_name: str, slice_spec: str) -> None:
@@ -143,7 +141,7 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: Any) -> None:
         elif isinstance(current, str):
             target = store_vars.get(current)
             if target is None:
-                target = _parts_of(current, store_vars)
+                target = _parts_of(current)
         else:
             raise TypeError(
                 f"assignment_map values are variable names or scopes, variables or lists of parts, got {current!r}"
@@ -195,6 +193,6 @@ def _init_scope(
             )
         target = store_vars.get(name)
         if target is None:
-            target = _parts_of(name, store_vars)
+            target = _parts_of(name)
         _set_initializers(target, prefix, full_tensor_name)
         _log.debug("Initialize variable %s from checkpoint %s with %s", name, ckpt_dir_or_file, full_tensor_name)

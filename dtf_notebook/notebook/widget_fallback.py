@@ -19,7 +19,7 @@ import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
-from dtf_notebook.train.progress_hook import jupyter_kernel
+from dtf_notebook.frontend import jupyter_kernel
 
 __all__ = ["cell_text", "html_table", "jupyter_kernel", "text_table", "widgets_available"]
 

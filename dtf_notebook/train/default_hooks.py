@@ -78,5 +78,5 @@ def default_hooks(hooks: Sequence[Any], automatic: bool = True) -> list[Any]:
         factories = list(_factories)
     made = [factory(hooks) for factory in factories]
     if automatic:
-        made.append(default_progress_hook(hooks))
+        made.append(default_progress_hook([*hooks, *made]))  # no second bar beside a factory's
     return [hook for hook in made if hook is not None]

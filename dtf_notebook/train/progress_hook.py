@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dtf_notebook.framework.graph import GraphKeys, get_default_graph
+from dtf_notebook.frontend import jupyter_kernel
 from dtf_notebook.train import training_util
 from dtf_notebook.train.basic_session_run_hooks import StopAtStepHook
 from dtf_notebook.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
@@ -44,27 +45,8 @@ __all__ = [
     "default_progress_hook",
     "disable_progress_bars",
     "enable_progress_bars",
-    "jupyter_kernel",
     "progress_bars_wanted",
 ]
-
-
-def jupyter_kernel() -> bool:
-    """True when this code runs in a Jupyter kernel (not a script, nor a plain IPython terminal).
-
-    Never imports IPython: a kernel has imported it already.
-
-    Example:
-        >>> jupyter_kernel()  # the doctests run in no kernel
-        False
-    """
-    if "IPython" not in sys.modules:
-        return False
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    # Only a kernel's shell has a `kernel` (ipykernel's ZMQInteractiveShell); a terminal's has none.
-    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 class ProgressBarHook(SessionRunHook):

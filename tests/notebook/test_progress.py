@@ -119,6 +119,17 @@ def test_an_explicit_bar_is_not_doubled_and_disabling_stops_adding() -> None:
     assert len(FakeBar.made) == 1
 
 
+def test_a_bar_from_a_registered_factory_is_not_doubled() -> None:
+    enable_progress_bars(bar_factory=FakeBar)
+    factory = lambda hooks: ProgressBarHook(bar_factory=FakeBar, desc="registered")  # noqa: E731
+    default_hooks.add_default_hook_factory(factory)
+    try:
+        _train(2, [])
+    finally:
+        default_hooks.remove_default_hook_factory(factory)
+    assert [b.kwargs["desc"] for b in FakeBar.made] == ["registered"]
+
+
 def test_captured_output_gets_no_bar_unless_enabled(capsys: pytest.CaptureFixture[str]) -> None:
     assert default_hooks.default_hooks([]) == []  # stderr is captured here: not a terminal
     _train(3, [])

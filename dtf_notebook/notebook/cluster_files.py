@@ -10,7 +10,9 @@ cluster spec, every task's pid (with its start time, see
 directory and whether the cluster uses a key (never the key itself). Files are
 written atomically (a complete file or none), readable by their owner only, and
 removed when the cluster stops; a file whose owner and tasks are all gone is
-stale and :func:`list_clusters` removes it.
+stale and :func:`list_clusters` removes it, with the cluster's temporary log
+directory. A stale file that cannot be removed (a read-only directory, say) is
+left where it is, with a logged warning: it never stops a cluster from starting.
 
 Example:
     >>> import tempfile
@@ -30,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
+import logging
 import os
 import re
 import shutil
@@ -59,6 +62,7 @@ __all__ = [
 _PREFIX = "dtf-cluster-"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 FORMAT_VERSION = 1
+_log = logging.getLogger(__name__)
 
 
 class ClusterNotFoundError(LookupError):
@@ -212,19 +216,11 @@ def claim(record: ClusterRecord) -> ClusterRecord:
         try:
             os.link(tmp, path)
         except FileExistsError:
-            try:
-                existing = _read(path)
-            except (OSError, ValueError):
-                existing = None
-            if existing is None or existing.is_stale():
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
+            taken = _why_taken(path)
+            if taken is None:
                 continue  # the same name again: it is free now
             if not auto:
-                raise FileExistsError(
-                    f"A cluster named {record.name!r} is already running (owner pid {existing.owner_pid}, "
-                    f"file {path}); stop it first or pick another name"
-                ) from None
+                raise FileExistsError(f"A cluster named {record.name!r} {taken}") from None
             n += 1
             continue
         finally:
@@ -232,6 +228,24 @@ def claim(record: ClusterRecord) -> ClusterRecord:
         record.path = path
         return record
     raise FileExistsError(f"No free cluster name in {runtime_dir()}")
+
+
+def _why_taken(path: str) -> str | None:
+    """Why the existing cluster file ``path`` keeps its name, or None when the name may be free now (the file was
+    stale and is removed, or went meanwhile)."""
+    try:
+        existing, file_id = _load(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"has a file we cannot read ({path}: {e.strerror or e}); remove it or pick another name"
+    if existing is not None and not existing.is_stale():
+        return f"is already running (owner pid {existing.owner_pid}, file {path}); stop it first or pick another name"
+    try:
+        _remove_stale(path, existing, file_id)
+    except OSError as e:
+        return f"left a stale file that cannot be removed ({path}: {e.strerror or e}); remove it or pick another name"
+    return None
 
 
 def update(record: ClusterRecord) -> None:
@@ -264,16 +278,46 @@ def remove(record: ClusterRecord | str) -> None:
         os.unlink(path)
 
 
-def _read(path: str) -> ClusterRecord:
+_FileId = tuple[int, int, int, int]
+
+
+def _file_id(st: os.stat_result) -> _FileId:
+    """What tells a file from the one that replaced it under the same name."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _read_bytes(path: str) -> tuple[bytes, _FileId]:
+    """The content of ``path`` and the identity of the file read."""
+    with open(path, "rb") as f:
+        return f.read(), _file_id(os.fstat(f.fileno()))
+
+
+def _parse(content: bytes, path: str) -> ClusterRecord:
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except json.JSONDecodeError as e:
+        data = json.loads(content)
+    except ValueError as e:  # bad JSON or bad UTF-8
         raise ValueError(f"Cluster file {path} is not valid JSON: {e}") from None
     if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not isinstance(data.get("spec"), dict):
         raise ValueError(f"Cluster file {path} does not describe a cluster (no name or spec)")
     known = {f for f in ClusterRecord.__dataclass_fields__ if f != "path"}
     return ClusterRecord(**{k: v for k, v in data.items() if k in known}, path=path)
+
+
+def _read(path: str) -> ClusterRecord:
+    return _parse(_read_bytes(path)[0], path)
+
+
+def _load(path: str) -> tuple[ClusterRecord | None, _FileId]:
+    """The record in ``path`` (None when the file holds no valid one) and the file's identity.
+
+    Raises:
+        OSError: the file cannot be opened (FileNotFoundError: it is gone).
+    """
+    content, file_id = _read_bytes(path)
+    try:
+        return _parse(content, path), file_id
+    except ValueError:
+        return None, file_id
 
 
 def find(name_or_file: str) -> ClusterRecord:
@@ -306,9 +350,41 @@ def _all_files() -> list[str]:
     return sorted(glob.glob(os.path.join(glob.escape(runtime_dir()), f"{_PREFIX}*.json")))
 
 
+def _remove_stale(path: str, record: ClusterRecord | None, file_id: _FileId) -> bool:
+    """Removes ``path``, already read as the stale ``record`` (None: no valid record) with identity ``file_id``, and
+    the record's temporary log directory; False when the file went or was replaced meanwhile.
+
+    Raises:
+        OSError: the file cannot be removed (permission denied, read-only directory, ...).
+    """
+    try:
+        # Right before unlinking: is it still the file we read? Another process may have removed it and claimed the
+        # name since (auto names are reused); a file we read stale stays stale (its pids carry their start times).
+        if _file_id(os.stat(path)) != file_id:
+            return False
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    if record is not None and record.temporary_logs and record.log_dir:
+        shutil.rmtree(record.log_dir, ignore_errors=True)  # its owner died before it could
+        if os.path.lexists(record.log_dir):
+            _log.warning("Could not remove all of the temporary log directory %s of a stale cluster", record.log_dir)
+    return True
+
+
+def _remove_or_warn(path: str, record: ClusterRecord | None, file_id: _FileId) -> bool:
+    try:
+        return _remove_stale(path, record, file_id)
+    except OSError as e:
+        # Another kernel's leftover: worth a warning, never a reason to fail what we are doing.
+        _log.warning("Could not remove the stale cluster file %s: %s", path, e.strerror or e)
+        return False
+
+
 def remove_if_stale(path: str) -> bool:
     """Removes the cluster file ``path`` (and the cluster's temporary log directory) if its owner and tasks are
-    all gone, or if it is unreadable; True when it removed the file. A live cluster's file is left alone.
+    all gone, or if it holds no valid record; True when it removed the file. A live cluster's file, a file this
+    process cannot read and one it cannot remove (a warning is logged) are left alone.
 
     Example:
         >>> import tempfile
@@ -320,32 +396,22 @@ def remove_if_stale(path: str) -> bool:
         >>> remove(live); del os.environ["JUPYTER_RUNTIME_DIR"]
     """
     try:
-        record = _read(path)
-    except FileNotFoundError:
+        record, file_id = _load(path)
+    except OSError:
         return False
-    except (OSError, ValueError):
-        record = None  # unreadable: no cluster can be reached through it
-    if record is not None and not record.is_stale():
-        return False
-    removed = False
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-        removed = True
-    if record is not None and record.temporary_logs and record.log_dir:
-        shutil.rmtree(record.log_dir, ignore_errors=True)  # its owner died before it could
-    return removed
+    return (record is None or record.is_stale()) and _remove_or_warn(path, record, file_id)
 
 
 def _scan(clean: bool) -> tuple[list[ClusterRecord], list[str]]:
     live, removed = [], []
     for path in _all_files():
         try:
-            record = _read(path)
-        except (OSError, ValueError):
-            record = None
+            record, file_id = _load(path)
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
         if record is not None and not record.is_stale():
             live.append(record)
-        elif clean and remove_if_stale(path):
+        elif clean and _remove_or_warn(path, record, file_id):
             removed.append(path)
     return sorted(live, key=lambda r: r.started), removed
 
@@ -361,7 +427,9 @@ def list_clusters(clean: bool = True) -> list[ClusterRecord]:
 
 
 def clean_stale() -> list[str]:
-    """Removes the stale and unreadable cluster files; returns their paths.
+    """Removes the stale cluster files (owner and tasks gone) and those holding no valid record; returns their paths.
+
+    Never raises for a file it cannot remove: that one is left, with a logged warning.
 
     Example:
         >>> isinstance(clean_stale(), list)

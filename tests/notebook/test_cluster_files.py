@@ -135,3 +135,71 @@ def test_stop_pids_escalates_to_sigkill():
     assert stop_pids([(proc.pid, start_ticks(proc.pid))], grace=0.3) == []
     assert proc.wait(5) == -9
     proc.stdout.close()
+
+
+def stale_file(name: str, log_dir: str = "") -> ClusterRecord:
+    """A cluster file as a killed kernel leaves it: owner gone, written a while ago."""
+    r = cluster_files.claim(record(name))
+    dead = ClusterRecord(name=name, spec={}, owner_pid=dead_pid(), path=r.path, log_dir=log_dir, temporary_logs=True)
+    cluster_files.update(dead)
+    os.utime(r.path, (1e9, 1e9))
+    return dead
+
+
+@pytest.fixture
+def unremovable(monkeypatch):
+    """Makes unlinking the paths added to the returned set fail, as in a directory we may not write to (tests may run
+    as root, whom permissions do not stop)."""
+    paths, real_unlink = set(), os.unlink
+
+    def unlink(path, *args, **kwargs):
+        if str(path) in paths:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    return paths
+
+
+def test_a_stale_file_that_cannot_be_removed_is_left_with_a_warning(unremovable, tmp_path, caplog):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    stuck, gone = stale_file("stuck", str(logs)), stale_file("gone")
+    unremovable.add(stuck.path)
+    with caplog.at_level("WARNING", logger=cluster_files.__name__):
+        assert cluster_files.clean_stale() == [gone.path]
+        assert cluster_files.remove_if_stale(stuck.path) is False
+        assert cluster_files.list_clusters() == []
+    assert os.path.exists(stuck.path) and logs.exists()  # its logs stay with the file that names them
+    assert f"Could not remove the stale cluster file {stuck.path}: Permission denied" in caplog.text
+
+
+def test_claim_skips_or_names_a_stale_file_that_cannot_be_removed(unremovable):
+    stuck = stale_file("local-1")
+    unremovable.add(stuck.path)
+    assert cluster_files.claim(record()).name == "local-2"  # an automatic name goes on to the next one
+    with pytest.raises(FileExistsError, match="'local-1' left a stale file that cannot be removed.*Permission denied"):
+        cluster_files.claim(record("local-1"))
+    unremovable.clear()
+    assert cluster_files.claim(record("local-1")).owner_pid == os.getpid()  # removable again: replaced
+
+
+def test_a_log_directory_that_cannot_be_removed_is_reported(tmp_path, monkeypatch, caplog):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    stale = stale_file("stale", str(logs))
+    monkeypatch.setattr(cluster_files.shutil, "rmtree", lambda path, ignore_errors=False: None)  # removes nothing
+    with caplog.at_level("WARNING", logger=cluster_files.__name__):
+        assert cluster_files.clean_stale() == [stale.path]
+    assert f"Could not remove all of the temporary log directory {logs}" in caplog.text
+
+
+def test_a_stale_file_replaced_after_it_was_read_is_kept():
+    stale = stale_file("local-1")
+    old, file_id = cluster_files._load(stale.path)
+    assert old.is_stale()
+    os.unlink(stale.path)  # another kernel cleaned it and took the name meanwhile
+    live = cluster_files.claim(record())
+    assert live.path == stale.path
+    assert cluster_files._remove_stale(stale.path, old, file_id) is False
+    assert cluster_files.find("local-1").owner_pid == os.getpid()

@@ -307,10 +307,7 @@ class LocalCluster:
             try:
                 template = shared_template()
                 template.wait_ready(self.start_timeout)
-                cluster_file = self._record.path if self._record is not None else None
-                return fork_task(
-                    template, job, index, address, args, log, env, self.threads, self.start_timeout, cluster_file
-                )
+                return fork_task(template, job, index, address, args, log, env, self.threads, self.start_timeout)
             except (TemplateError, OSError) as e:
                 self._fall_back(e, stacklevel=4)
         return subprocess_task(job, index, address, args, log, env, self.threads)

@@ -152,14 +152,13 @@ def fork_task(
     env: dict[str, str | None],
     threads: int,
     timeout: float,
-    cluster_file: str | None = None,
 ) -> TaskProcess:
-    """Forks a task from ``template`` (``cluster_file``: see :meth:`TaskTemplate.spawn`).
+    """Forks a task from ``template``.
 
     Raises:
         TemplateError: the template is gone or refused.
     """
-    pid = template.spawn(args, log, env, threads, timeout, cluster_file)
+    pid = template.spawn(args, log, env, threads, timeout)
     return TaskProcess(job, index, address, pid, log, start_ticks(pid), template=template)
 
 

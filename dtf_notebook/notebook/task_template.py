@@ -15,18 +15,19 @@ child). It talks to its parent over its stdin/stdout pipes in JSON lines, never
 pickle::
 
     parent → template   {"op": "spawn", "id": 1, "args": [...], "log": "/tmp/.../worker-0.log",
-                         "env": {"CUDA_VISIBLE_DEVICES": "0"}, "threads": 1,
-                         "cluster_file": "/run/.../dtf-cluster-local-1.json"}
+                         "env": {"CUDA_VISIBLE_DEVICES": "0"}, "threads": 1}
     template → parent   {"event": "hello", "pid": 123, "threads": 1}        once, when warm
                         {"id": 1, "pid": 124}        or  {"id": 1, "error": "..."}
                         {"event": "exit", "pid": 124, "code": -9}           when a task ends
 
 Lifetime: the template exits, stopping its tasks, when its stdin closes (the
 parent exited or was killed) or its parent changes; every task also exits
-when its parent process goes, so even a SIGKILLed kernel leaves nothing behind:
-on its way out the template also removes the cluster files its tasks were
-started for (named by ``cluster_file``) whose owner and tasks are gone, with
-their temporary log directories.
+when its parent process goes, so even a SIGKILLed kernel leaves nothing behind.
+The parent owns every cluster the template forks tasks for, so when the
+template outlives it with tasks still running (the parent was killed before it
+could stop its clusters), it reaps those tasks and then removes the cluster
+files whose owner and tasks are gone, with their temporary log directories
+(:func:`~dtf_notebook.notebook.cluster_files.clean_stale`).
 ``python -m dtf_notebook.notebook.task_template task --parent-pid P -- ARGS``
 runs one task in a plain process with the same watch on its parent (the
 fallback where fork is unavailable).
@@ -53,6 +54,8 @@ import threading
 import time
 import traceback
 from typing import Any
+
+from dtf_notebook.notebook.pids import pid_running, start_ticks
 
 __all__ = ["main", "native_threads", "run_task"]
 
@@ -147,6 +150,7 @@ class _Template:
 
     def __init__(self, log: str | None = None) -> None:
         self.parent, self.log = os.getppid(), log
+        self.parent_ticks = start_ticks(self.parent)
         # Keep the pipes on private descriptors; stray prints of imported code then go to the template's log.
         self.requests = os.dup(0)
         self.replies = os.dup(1)
@@ -161,7 +165,6 @@ class _Template:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a kernel interrupt is not meant for the cluster
         self.children: set[int] = set()
-        self.cluster_files: set[str] = set()  # of the clusters our tasks belong to: removed if stale at the end
 
     def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -178,13 +181,12 @@ class _Template:
             if pid == 0:
                 return
             self.children.discard(pid)
-            self.send({"event": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+            with contextlib.suppress(OSError):  # the reply pipe is gone with the parent: keep reaping all the same
+                self.send({"event": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
 
     def spawn(self, request: dict[str, Any]) -> int:
         if not isinstance(request.get("args"), list) or not isinstance(request.get("log"), str):
             raise ValueError("spawn needs 'args' (a list) and 'log' (a path)")
-        if isinstance(request.get("cluster_file"), str):
-            self.cluster_files.add(request["cluster_file"])
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -237,25 +239,21 @@ class _Template:
                     self.handle(line)
         self.shutdown()
 
-    def remove_stale_clusters(self, patience: float = 3.0) -> None:
-        """Removes the cluster files (and temporary log directories) of our tasks' clusters once their owner and
-        tasks are gone: a killed kernel could not remove them itself. A cluster stopped in order has none left.
-        """
-        if not self.cluster_files:
-            return
-        from dtf_notebook.notebook import cluster_files
-
-        # A killed parent closes our pipe a moment before the system counts it as gone: wait a little for it.
+    def parent_gone(self, patience: float) -> bool:
+        """Whether our parent has exited, waiting up to ``patience`` s (a killed parent closes our pipe a moment
+        before it counts as gone)."""
         deadline = time.monotonic() + patience
-        pending = {path for path in self.cluster_files if os.path.exists(path)}
-        while pending:
-            pending = {path for path in pending if not cluster_files.remove_if_stale(path) and os.path.exists(path)}
-            if not pending or time.monotonic() > deadline:
-                return
-            time.sleep(0.05)
+        while pid_running(self.parent, self.parent_ticks):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def shutdown(self) -> None:
-        """Stops every task still running (SIGTERM, then SIGKILL after 3 s) and exits."""
+        """Stops every task still running (SIGTERM, then SIGKILL after 3 s), cleans up after a killed parent, exits."""
+        # A parent that ends in order stops its clusters (removing their files) before it closes our pipe: tasks
+        # still running here mean it was killed, and its cluster files are left for us.
+        orphaned = bool(self.children)
         for sig, patience in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
             for pid in list(self.children):
                 try:
@@ -264,13 +262,18 @@ class _Template:
                     pass
             deadline = time.monotonic() + patience
             while self.children and time.monotonic() < deadline:
-                try:
-                    self.reap()
-                except OSError:
-                    self.children.clear()  # the reply pipe is gone: nobody to tell
+                self.reap()
                 time.sleep(0.02)
-        self.remove_stale_clusters()
-        if self.log:
+        clean = True
+        if orphaned and self.parent_gone(1.0):
+            try:
+                from dtf_notebook.notebook import cluster_files
+
+                cluster_files.clean_stale()  # our parent's clusters now have no owner and no task
+            except Exception:  # noqa: BLE001 - the template must still exit; its log keeps the reason
+                traceback.print_exc()
+                clean = False
+        if self.log and clean:
             with contextlib.suppress(OSError):
                 os.unlink(self.log)  # an orderly end: nobody needs the template's output now
         os._exit(0)

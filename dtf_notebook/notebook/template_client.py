@@ -159,12 +159,8 @@ class TaskTemplate:
         env: dict[str, str | None] | None = None,
         threads: int = 1,
         timeout: float = 30.0,
-        cluster_file: str | None = None,
     ) -> int:
         """Forks a task running ``dtf_notebook.server`` with ``args``, its output in ``log``; returns its pid.
-
-        ``cluster_file`` names the file of the task's cluster: should this process die without stopping it, the
-        template removes that file (and the cluster's temporary logs) once the cluster's tasks are gone.
 
         Raises:
             TemplateError: the template is gone or refused.
@@ -174,8 +170,6 @@ class TaskTemplate:
             self._ids += 1
             request_id = self._ids
         request = {"op": "spawn", "id": request_id, "args": args, "log": log, "env": env or {}, "threads": threads}
-        if cluster_file is not None:
-            request["cluster_file"] = cluster_file
         try:
             assert self._proc.stdin is not None
             with self._write_lock:  # one writer at a time: lines must not interleave

@@ -16,8 +16,9 @@ code and last log lines. A running cluster has a cluster file (see
 stop it. Clusters stop when the kernel exits; and since every task watches its
 parent process, even a killed kernel leaves no task behind. Nor does it leave
 its cluster file and temporary logs for long: the template removes them once
-the tasks are gone, and every ``start()`` and :func:`prewarm` removes those of
-clusters whose owner and tasks are gone (as ``dtf-cluster list`` does).
+the tasks are gone, and every ``start()`` removes those of clusters whose owner
+and tasks are gone (as ``dtf-cluster list`` does), such as those left when the
+template was killed too.
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -99,13 +100,11 @@ class TaskInfo:
 def prewarm() -> None:
     """Starts this process's task template in the background, so the next cluster starts warm.
 
-    Returns at once; the template imports torch and dtf_notebook in its own process. Also removes the files
-    (and temporary logs) of clusters whose kernel was killed, as :meth:`LocalCluster.start` does.
+    Returns at once; the template imports torch and dtf_notebook in its own process.
 
     Example:
         >>> prewarm()
     """
-    cluster_files.clean_stale()  # what killed kernels left behind
     if fork_available():
         shared_template()
 
@@ -366,7 +365,8 @@ class LocalCluster:
                 shared_template()  # imports in the background while we prepare
             except (TemplateError, OSError) as e:
                 self._fall_back(e, stacklevel=3)
-        cluster_files.clean_stale()  # the files and temporary logs of clusters whose kernel was killed
+        # What killed kernels left where no template cleaned up (killed too, or plain processes); never fails.
+        cluster_files.clean_stale()
         self._record = cluster_files.claim(
             cluster_files.ClusterRecord(name=self.name, spec=self.spec, cluster_key=self._key is not None)
         )

@@ -237,13 +237,25 @@ def _stale_cluster(name: str, tmp_path) -> tuple[str, str]:
     return cluster_files.claim(record).path, str(log_dir)
 
 
-def test_start_and_prewarm_remove_what_killed_kernels_left(runtime_dir, tmp_path):
+def test_start_removes_what_killed_kernels_left_and_is_not_stopped_by_what_it_cannot(
+    runtime_dir, tmp_path, monkeypatch
+):
     path, log_dir = _stale_cluster("left-by-kill", tmp_path)
-    local_cluster.prewarm()
-    assert not os.path.exists(path) and not os.path.exists(log_dir)
-    path, log_dir = _stale_cluster("left-again", tmp_path)
-    with LocalCluster(jobs={"worker": 1}, name="after-kill"):
+    stuck, stuck_logs = _stale_cluster("stuck", tmp_path)
+    real_unlink = os.unlink
+
+    def unlink(p, *args, **kwargs):  # as in a directory we may not write to (permissions do not stop root)
+        if str(p) == stuck:
+            raise PermissionError(13, "Permission denied", p)
+        return real_unlink(p, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    with LocalCluster(jobs={"worker": 1}, name="after-kill") as c:
+        assert c.tasks[0].status == "running"
         assert not os.path.exists(path) and not os.path.exists(log_dir)
+        assert os.path.exists(stuck) and os.path.exists(stuck_logs)
+    monkeypatch.undo()
+    assert cluster_files.remove_if_stale(stuck) and not os.path.exists(stuck_logs)
 
 
 def test_falls_back_to_plain_processes_when_the_template_fails(runtime_dir, monkeypatch):

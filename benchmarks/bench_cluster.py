@@ -11,7 +11,9 @@ Measured, in one run:
 * ps→worker throughput: the worker reduces a ps variable of each size (so the tensor crosses once per step),
   and full fetch: the client fetches the variable (it crosses ps→worker→client), against one raw pyzmq message
   of that size between two processes;
-* with ``tensorflow`` installed (the test extra), the same workloads on ``tensorflow.compat.v1`` servers.
+* with ``tensorflow`` installed (the test extra), the same workloads on ``tensorflow.compat.v1`` servers;
+* the same cluster workloads again with a cluster key (CurveZMQ: authenticated and encrypted), measured in the
+  same rounds as the keyless cluster, so the cost of the key is a ratio from one run.
 """
 
 from __future__ import annotations
@@ -35,9 +37,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = {"1K": 1 << 10, "1M": 1 << 20, "64M": 64 << 20}
 
 
-def child_env() -> dict[str, str]:
+def child_env(key_file: str | None = None) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env.pop("DTF_CLUSTER_KEY", None)
+    env.pop("DTF_CLUSTER_KEY_FILE", None)
+    if key_file is not None:
+        env["DTF_CLUSTER_KEY_FILE"] = key_file  # servers and clients alike take the cluster key from here
     return env
 
 
@@ -51,9 +57,9 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(10)
 
 
-def start(args: list[str], ready: str, timeout: float = 90.0) -> subprocess.Popen:
+def start(args: list[str], ready: str, timeout: float = 90.0, key_file: str | None = None) -> subprocess.Popen:
     log = tempfile.NamedTemporaryFile("w+", delete=False, suffix=".log")
-    proc = subprocess.Popen(args, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(args, env=child_env(key_file), stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with open(log.name) as f:
@@ -121,7 +127,7 @@ class Workloads:
     """The benchmark's graph on a cluster: ``inc`` (assign_add on ps), ``to_worker[label]`` (reduced on the
     worker, so the tensor crosses ps->worker once) and ``to_client[label]`` (the ps tensor fetched whole)."""
 
-    def __init__(self, tf, target: str, sizes: dict[str, int]) -> None:
+    def __init__(self, tf, target: str, sizes: dict[str, int], config=None) -> None:
         graph = tf.Graph()
         with graph.as_default():
             with tf.device("/job:ps/task:0"):
@@ -132,7 +138,7 @@ class Workloads:
                 self.to_worker = {label: tf.reduce_sum(v) for label, v in tensors.items()}
             self.to_client = tensors
             init = tf.global_variables_initializer()
-        self.sess = tf.Session(target, graph=graph)
+        self.sess = tf.Session(target, graph=graph, config=config)
         self.sess.run(init)
         for _ in range(50):
             self.sess.run(self.inc)
@@ -150,35 +156,50 @@ def latency_of(fn, calls: int) -> float:
     return statistics.median(times)
 
 
-def measure_round(raw: RawZmq, work: Workloads, sizes: dict[str, int], repeats: int) -> dict[str, float]:
-    """One round: every measurement once, raw and ours back to back, so both see the same machine load."""
+def measure_round(raw: RawZmq, works: dict[str, Workloads], sizes: dict[str, int], repeats: int) -> dict[str, float]:
+    """One round: every measurement once, raw and ours (keyless "", keyed "keyed ") back to back, so all see the
+    same machine load."""
     calls = max(repeats * 20, 200)
-    row = {"rtt": latency_of(raw.ping, calls), "latency": latency_of(lambda: work.sess.run(work.inc), calls)}
+    row = {"rtt": latency_of(raw.ping, calls)}
+    for prefix, work in works.items():
+        row[prefix + "latency"] = latency_of(lambda w=work: w.sess.run(w.inc), calls)
     for label, n in sizes.items():
         row["raw " + label] = n / timed(lambda n=n: raw.send(n), repeats, min_seconds=0.3)
-        row["worker " + label] = n / timed(lambda f=work.to_worker[label]: work.sess.run(f), repeats, min_seconds=0.3)
-        row["client " + label] = n / timed(lambda f=work.to_client[label]: work.sess.run(f), repeats, min_seconds=0.3)
+        for prefix, w in works.items():
+            run = w.sess.run
+            row[prefix + "worker " + label] = n / timed(
+                lambda f=w.to_worker[label], r=run: r(f), repeats, min_seconds=0.3
+            )
+            row[prefix + "client " + label] = n / timed(
+                lambda f=w.to_client[label], r=run: r(f), repeats, min_seconds=0.3
+            )
     return row
 
 
-def ours(sizes: dict[str, int], repeats: int, rounds: int) -> list[dict[str, float]]:
-    import dtf_notebook.compat.v1 as tf
+def _serve(spec: dict[str, list[str]], key_file: str | None) -> list[subprocess.Popen]:
+    args = [sys.executable, "-m", "dtf_notebook.server", "--cluster", json.dumps(spec), "--task", "0"]
+    return [start([*args, "--job", job], "ready ", key_file=key_file) for job in ("ps", "worker")]
 
-    spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
-    procs = [
-        start(
-            [sys.executable, "-m", "dtf_notebook.server", "--cluster", json.dumps(spec), "--job", job, "--task", "0"],
-            "ready ",
-        )
-        for job in ("ps", "worker")
-    ]
+
+def ours(sizes: dict[str, int], repeats: int, rounds: int, key_file: str) -> list[dict[str, float]]:
+    """Rounds over two clusters of the same shape, one without a key and one locked with ``key_file``."""
+    import dtf_notebook.compat.v1 as tf
+    from dtf_notebook.distributed.cluster_key import read_key_file
+
+    specs = {
+        prefix: {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
+        for prefix in ("", "keyed ")
+    }
+    procs = _serve(specs[""], None) + _serve(specs["keyed "], key_file)
     try:
-        work = Workloads(tf, "zmq://" + spec["worker"][0], sizes)
+        configs = {"": None, "keyed ": tf.ConfigProto(cluster_key=read_key_file(key_file))}
+        works = {p: Workloads(tf, "zmq://" + specs[p]["worker"][0], sizes, configs[p]) for p in specs}
         try:
             with RawZmq() as raw:
-                return [measure_round(raw, work, sizes, repeats) for _ in range(rounds)]
+                return [measure_round(raw, works, sizes, repeats) for _ in range(rounds)]
         finally:
-            work.close()
+            for work in works.values():
+                work.close()
     finally:
         for p in procs:
             stop(p)
@@ -228,7 +249,7 @@ server.stop()
 """
 
 
-def ours_in_worker(repeats: int, rounds: int) -> tuple[float, float, float]:
+def ours_in_worker(repeats: int, rounds: int, key_file: str | None = None) -> tuple[float, float, float]:
     """Latency with the client inside the worker task's process (TF1's between-graph replication), interleaved
     with a raw round trip from that same process: (median latency, median raw rtt, median ratio)."""
     spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
@@ -237,11 +258,16 @@ def ours_in_worker(repeats: int, rounds: int) -> tuple[float, float, float]:
     ps = start(
         [sys.executable, "-m", "dtf_notebook.server", "--cluster", json.dumps(spec), "--job", "ps", "--task", "0"],
         "ready ",
+        key_file=key_file,
     )
     try:
         args = [json.dumps(spec), str(raw_port), str(max(repeats * 20, 200)), str(rounds)]
         out = subprocess.run(
-            [sys.executable, "-c", IN_WORKER, *args], env=child_env(), capture_output=True, text=True, timeout=600
+            [sys.executable, "-c", IN_WORKER, *args],
+            env=child_env(key_file),
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         line = [x for x in out.stdout.splitlines() if x.startswith("latency")]
         if not line:
@@ -296,8 +322,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-tf", action="store_true", help="skip the TensorFlow comparison")
     args = p.parse_args(argv)
     sizes = {s: SIZES[s] for s in args.sizes.split(",")}
-    rows = ours(sizes, args.repeats, args.rounds)
+    from dtf_notebook.distributed.cluster_key import write_key_file
+
+    key_file = os.path.join(tempfile.mkdtemp(prefix="dtf-bench-"), "cluster.key")
+    write_key_file(key_file)
+    rows = ours(sizes, args.repeats, args.rounds, key_file)
     in_worker, _, in_worker_ratio = ours_in_worker(args.repeats, args.rounds)
+    keyed_in_worker, _, keyed_in_worker_ratio = ours_in_worker(args.repeats, args.rounds, key_file)
     tf_numbers = None if args.no_tf else tensorflow_numbers(sizes, args.repeats)
     rtt = median_of(rows, "rtt")
     latency = median_of(rows, "latency")
@@ -332,6 +363,23 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{'  fetch / ps->worker ' + label:44s} {median_of(rows, 'client ' + label, 'worker ' + label):12.2f}")
     if tf_numbers:
         print(f"{'TF sess.run(assign_add) latency (us)':44s} {tf_numbers[0] * 1e6:12.1f}")
+    print()
+    print("With a cluster key (CurveZMQ), measured in the same rounds as the keyless cluster above")
+    print(f"{'measurement':44s} {'keyed':>12s} {'keyless':>11s} {'keyed/keyless':>14s}")
+    print("-" * 84)
+    print(
+        f"{'assign_add on ps, session in worker (us)':44s} {keyed_in_worker * 1e6:12.1f} {in_worker * 1e6:11.1f} "
+        f"{keyed_in_worker / in_worker:13.2f}x   ({keyed_in_worker_ratio:.2f}x raw zmq)"
+    )
+    print(
+        f"{'assign_add on ps, client process (us)':44s} {median_of(rows, 'keyed latency') * 1e6:12.1f} "
+        f"{latency * 1e6:11.1f} {median_of(rows, 'keyed latency', 'latency'):13.2f}x"
+    )
+    for label in sizes:
+        for what, name in (("worker", "ps->worker"), ("client", "full fetch to client")):
+            keyed, plain = median_of(rows, f"keyed {what} {label}"), median_of(rows, f"{what} {label}")
+            ratio = median_of(rows, f"keyed {what} {label}", f"{what} {label}")
+            print(f"{name + ' ' + label + ' (MB/s)':44s} {mb_s(keyed):>12s} {mb_s(plain):>11s} {ratio:13.2f}x")
 
 
 if __name__ == "__main__":

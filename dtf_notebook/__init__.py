@@ -25,6 +25,17 @@ summary = _importlib.import_module("dtf_notebook.summary")
 __version__ = "0.1.0"
 
 
+def _cluster_file_key(address: str) -> object:
+    """The key of this user's local cluster with a task at ``address`` (its cluster file says), or None."""
+    from dtf_notebook.notebook.cluster_files import key_for_address
+
+    return key_for_address(address)
+
+
+# A client of a notebook's locked local cluster, in any process of the same user, finds its key by address.
+_importlib.import_module("dtf_notebook.distributed.keyring").add_source(_cluster_file_key)
+
+
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext dtf_notebook``: registers the ``%dtf_cluster`` magic (IPython is imported only now).
 

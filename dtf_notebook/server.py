@@ -24,6 +24,8 @@ import signal
 import sys
 from typing import Any
 
+from dtf_notebook.distributed.cluster_key import ClusterKey, read_key_file
+from dtf_notebook.distributed.peer_limits import PeerLimits
 from dtf_notebook.runtime.config import ConfigProto
 
 
@@ -56,7 +58,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--virtual-gpus", type=int, default=0, help="CPU-backed /gpu:N devices for this task")
     p.add_argument("--memory-fraction", type=float, default=0.0, help="per-process GPU memory fraction")
-    p.add_argument("--cluster-key-file", help="file holding the shared secret that enables CurveZMQ")
+    p.add_argument(
+        "--key-file",
+        "--cluster-key-file",
+        dest="key_file",
+        metavar="PATH",
+        help="the cluster key (from `dtf-cluster keygen PATH`; only its owner may read it): peers without it are "
+        "refused (default: DTF_CLUSTER_KEY or DTF_CLUSTER_KEY_FILE; none: any peer is served)",
+    )
+    p.add_argument("--cluster-salt", metavar="NAME", help="when the key is a passphrase: the salt naming the cluster")
+    p.add_argument(
+        "--file-root",
+        action="append",
+        metavar="DIR",
+        help="confine this task's file access (checkpoints) to DIR (repeatable; default: anywhere)",
+    )
+    limits = PeerLimits()
+    for name, what in (
+        ("sessions", "open sessions"),
+        ("inflight_bytes", "bytes of requests in flight"),
+        ("requests", "requests in flight"),
+        ("streams", "large requests arriving at once"),
+    ):
+        flag = "--max-" + name.replace("_", "-") + "-per-peer"
+        default = getattr(limits, f"max_{name}")
+        p.add_argument(flag, type=int, default=default, metavar="N", help=f"cap on {what} per peer (default {default})")
     p.add_argument(
         "--session-gc-secs",
         type=float,
@@ -138,12 +164,24 @@ def main(argv: list[str] | None = None) -> int:
     cluster, job, task = resolve(args)
     config = ConfigProto(virtual_gpus=args.virtual_gpus, session_gc_secs=args.session_gc_secs)
     config.gpu_options.per_process_gpu_memory_fraction = args.memory_fraction
-    if args.cluster_key_file:
-        with open(args.cluster_key_file, encoding="utf-8") as f:
-            config.cluster_key = f.read().strip()
+    config.cluster_key_salt = args.cluster_salt or ""
+    try:
+        if args.key_file:
+            config.cluster_key = read_key_file(args.key_file)
+            ClusterKey.parse(config.cluster_key, config.cluster_key_salt or os.environ.get("DTF_CLUSTER_SALT"))
+        limits = PeerLimits(
+            **{k.removesuffix("_per_peer"): v for k, v in vars(args).items() if k.endswith("_per_peer")}
+        )
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"dtf-server: {e}") from None
     from dtf_notebook.distributed.server import Server
 
-    server = Server(cluster, job_name=job, task_index=task, config=config)
+    try:
+        server = Server(
+            cluster, job_name=job, task_index=task, config=config, file_roots=args.file_root, peer_limits=limits
+        )
+    except ValueError as e:
+        raise SystemExit(f"dtf-server: {e}") from None
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: server.stop())
     print(f"ready {job} {task} {server.address} {os.getpid()}", flush=True)

@@ -30,7 +30,10 @@ import zmq
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.allocator import tune_for_streams
+from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import curve_keys
+from dtf_notebook.distributed.handshake_watch import refusal, unwatch, watch
+from dtf_notebook.distributed.keyring import client_key
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
 
@@ -45,10 +48,12 @@ def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
 
 
 class _SocketSet(dict):
-    """A thread's own DEALER sockets, closed when the thread ends (its thread-local storage is freed)."""
+    """A thread's own DEALER sockets, each with the monitor of its handshakes (address -> (socket, monitor)),
+    closed when the thread ends (its thread-local storage is freed)."""
 
     def __del__(self) -> None:
-        for sock in self.values():
+        for sock, monitor in self.values():
+            unwatch(sock, monitor)
             sock.close(0)
 
 
@@ -66,7 +71,7 @@ class Client:
     """Sends requests to tasks and waits for replies (thread-safe; one I/O thread).
 
     Args:
-        cluster_key: Use CurveZMQ with keys derived from this shared secret.
+        cluster_key: Use CurveZMQ with keys derived from this cluster key (tasks that have one refuse other peers).
         heartbeat_interval: Seconds between pings to a peer that owes replies.
         dead_after: Seconds of silence after which a peer's outstanding requests fail with UnavailableError.
         limits: Wire limits applied to replies.
@@ -80,13 +85,14 @@ class Client:
 
     def __init__(
         self,
-        cluster_key: str | None = None,
+        cluster_key: ClusterKey | None = None,
         heartbeat_interval: float = 0.5,
         dead_after: float = 3.0,
         limits: wire.WireLimits | None = None,
     ) -> None:
         tune_for_streams()  # streamed replies arrive in buffers the allocator should recycle
         self._context = zmq.Context.instance()
+        self.cluster_key = cluster_key
         self._keys = curve_keys(cluster_key) if cluster_key else None
         self.heartbeat_interval = heartbeat_interval
         self.dead_after = dead_after
@@ -189,20 +195,31 @@ class Client:
         if self._closing.is_set():
             raise errors.CancelledError(None, None, "The client is closed")
         # A socket owned by the calling thread: no hand-off to the I/O thread and back.
-        sock = self._thread_socket(address)
+        sock, monitor = self._thread_socket(address)
         req_id = next(self._ids)
         request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
         for message in stream_messages(request, next(self._stream_ids)):
-            self._send_patiently(sock, message, address, method, start, deadline)
+            self._send_patiently(sock, monitor, message, address, method, start, deadline)
         return sock, req_id, start, deadline
 
     def _send_patiently(
-        self, sock: zmq.Socket, frames: list[Any], address: str, method: str, start: float, deadline: float | None
+        self,
+        sock: zmq.Socket,
+        monitor: zmq.Socket,
+        frames: list[Any],
+        address: str,
+        method: str,
+        start: float,
+        deadline: float | None,
     ) -> None:
         # A DEALER with no connected peer blocks on send: never block, wait in slices and give up like a call.
         while not _try_send(sock, frames):
+            refused = refusal(monitor, address, self.cluster_key)
+            if refused is not None:
+                self._drop_thread_socket(address)
+                raise refused
             now = time.monotonic()
             if deadline is not None and now >= deadline:
                 raise errors.DeadlineExceededError(None, None, f"{method} to {address}: could not even send in time")
@@ -235,20 +252,22 @@ class Client:
                 raise errors.AbortedError(None, None, f"The task at {address} restarted; the request was lost with it")
         return header, tensors
 
-    def _thread_socket(self, address: str) -> zmq.Socket:
+    def _thread_socket(self, address: str) -> tuple[zmq.Socket, zmq.Socket]:
         sockets = getattr(self._pushers, "dealers", None)
         if sockets is None:
             sockets = self._pushers.dealers = _SocketSet()
             self._pushers.assembler = StreamAssembler(self._limits)
-        sock = sockets.get(address)
-        if sock is None:
-            sock = sockets[address] = self._new_dealer(address)
-        return sock
+        pair = sockets.get(address)
+        if pair is None:
+            pair = sockets[address] = self._new_dealer(address, monitored=True)
+        return pair
 
     def _drop_thread_socket(self, address: str) -> None:
         sockets = getattr(self._pushers, "dealers", None)
-        sock = sockets.pop(address, None) if sockets is not None else None
-        if sock is not None:
+        pair = sockets.pop(address, None) if sockets is not None else None
+        if pair is not None:
+            sock, monitor = pair
+            unwatch(sock, monitor)
             sock.close(0)
             self._pushers.assembler.forget(address)
 
@@ -282,7 +301,8 @@ class Client:
             poller.register(sock, zmq.POLLIN)
         return sock
 
-    def _new_dealer(self, address: str) -> zmq.Socket:
+    def _new_dealer(self, address: str, monitored: bool = False) -> Any:
+        """A DEALER connected to ``address``; with ``monitored``, ``(socket, monitor of its handshakes)``."""
         sock = self._context.socket(zmq.DEALER)
         _apply_common_options(sock, address)
         sock.setsockopt(zmq.RECONNECT_IVL, 50)
@@ -295,8 +315,9 @@ class Client:
             sock.curve_serverkey = self._keys["server_public"]
             sock.curve_secretkey = self._keys["client_secret"]
             sock.curve_publickey = self._keys["client_public"]
+        monitor = watch(sock) if monitored else None
         sock.connect(_tcp(address))
-        return sock
+        return (sock, monitor) if monitored else sock
 
     def _loop(self) -> None:
         poller = zmq.Poller()
@@ -415,11 +436,11 @@ class Client:
             p.future.set_exception(errors.CancelledError(None, None, "The client was closed"))
 
 
-_shared_clients: dict[str | None, Client] = {}
+_shared_clients: dict[ClusterKey | None, Client] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_client(cluster_key: str | None = None) -> Client:
+def shared_client(cluster_key: ClusterKey | None = None) -> Client:
     """The process-wide client for ``cluster_key`` (created on first use).
 
     Example:
@@ -431,3 +452,14 @@ def shared_client(cluster_key: str | None = None) -> Client:
         if client is None or client._closing.is_set():
             client = _shared_clients[cluster_key] = Client(cluster_key)
         return client
+
+
+def client_for(address: str, cluster_key: ClusterKey | None = None) -> Client:
+    """The shared client to call the task at ``address`` with: keyed with ``cluster_key``, else with the key this
+    process finds for that address (see :func:`~dtf_notebook.distributed.keyring.client_key`).
+
+    Example:
+        >>> client_for("127.0.0.1:1", None) is shared_client(client_key("127.0.0.1:1"))
+        True
+    """
+    return shared_client(cluster_key if cluster_key is not None else client_key(address))

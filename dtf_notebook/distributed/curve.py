@@ -1,20 +1,21 @@
-"""CurveZMQ for a cluster: key pairs derived from a shared cluster key, and the ZAP check that admits them.
+"""CurveZMQ for a cluster: key pairs derived from its cluster key, and the ZAP check that admits them.
 
-Every process holding the cluster key derives the same server and client key pairs, so a task's
+Every process holding the :class:`~dtf_notebook.distributed.cluster_key.ClusterKey` derives the same server and
+client key pairs, so a task's
 :class:`~dtf_notebook.distributed.service_socket.ServiceSocket` encrypts its traffic and accepts only peers
 that present the cluster's client key; nobody without the key can talk to it. The keyed sockets of a process
 share one ZAP authenticator (:func:`admit`), so several keyed servers, of one cluster or of several, can run
 in one process.
 
 Example:
-    >>> keys = curve_keys("s3cret")
-    >>> keys == curve_keys("s3cret"), keys == curve_keys("other")
+    >>> key = ClusterKey.generate()
+    >>> curve_keys(key) == curve_keys(ClusterKey.parse(key.text)), curve_keys(key) == curve_keys(ClusterKey.generate())
     (True, False)
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import threading
 import time
 from typing import Any
@@ -22,22 +23,20 @@ from typing import Any
 import zmq
 from zmq.utils import z85
 
-
-def _z85_secret(cluster_key: str, role: str) -> bytes:
-    digest = hashlib.sha256(f"dtf_notebook/{role}/{cluster_key}".encode()).digest()
-    return z85.encode(digest)
+from dtf_notebook.distributed.cluster_key import ClusterKey
 
 
-def curve_keys(cluster_key: str) -> dict[str, bytes]:
+@functools.lru_cache(maxsize=64)
+def curve_keys(cluster_key: ClusterKey) -> dict[str, bytes]:
     """Server and client key pairs every holder of ``cluster_key`` can derive (and nobody else).
 
     Example:
-        >>> keys = curve_keys("s3cret")
+        >>> keys = curve_keys(ClusterKey.generate())
         >>> sorted(keys)
         ['client_public', 'client_secret', 'server_public', 'server_secret']
     """
-    server_secret = _z85_secret(cluster_key, "server")
-    client_secret = _z85_secret(cluster_key, "client")
+    server_secret = z85.encode(cluster_key.derive("curve/server"))
+    client_secret = z85.encode(cluster_key.derive("curve/client"))
     return {
         "server_secret": server_secret,
         "server_public": zmq.curve_public(server_secret),
@@ -56,7 +55,7 @@ class Admission:
 
     Example:
         >>> context = zmq.Context.instance()
-        >>> first, second = admit(context, "s3cret"), admit(context, "other")
+        >>> first, second = admit(context, ClusterKey.generate()), admit(context, ClusterKey.generate())
         >>> first.domain != second.domain, _running(context)
         (True, True)
         >>> first.release(); second.release()
@@ -85,18 +84,18 @@ class Admission:
         shared.auth.stop()
 
 
-def admit(context: zmq.Context, cluster_key: str) -> Admission:
+def admit(context: zmq.Context, cluster_key: ClusterKey) -> Admission:
     """Has ``context``'s shared authenticator admit the clients of ``cluster_key`` (starting it if needed).
 
     Set ``socket.zap_domain`` to the returned admission's ``domain`` before binding the keyed socket.
 
     Example:
-        >>> admission = admit(zmq.Context.instance(), "s3cret")
+        >>> admission = admit(zmq.Context.instance(), ClusterKey.generate())
         >>> admission.domain.startswith("dtf-")
         True
         >>> admission.release()
     """
-    domain = "dtf-" + hashlib.sha256(curve_keys(cluster_key)["server_public"]).hexdigest()[:16]
+    domain = "dtf-" + cluster_key.fingerprint
     with _lock:
         shared = _shared.get(id(context))
         if shared is None:

@@ -28,6 +28,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from dtf_notebook.distributed import keyring
+from dtf_notebook.distributed.cluster_key import ClusterKey, write_key_file
+
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _live: weakref.WeakSet[ProcessCluster] = weakref.WeakSet()
 
@@ -130,11 +133,17 @@ class TaskProcess:
 class ProcessCluster:
     """A local cluster whose tasks are separate processes.
 
+    Locked by default: the tasks share a new random cluster key (a key file in the cluster's private log
+    directory) and refuse every peer without it. Sessions of this process find the key by the tasks' addresses;
+    a client script in another process takes it from :meth:`client_env` (``DTF_CLUSTER_KEY_FILE``).
+
     Args:
         jobs: Tasks per job, e.g. ``{"ps": 1, "worker": 2}``.
         extra_args: Extra ``dtf-server`` arguments per job (e.g. ``{"worker": ["--virtual-gpus", "2"]}``).
         host: Address to bind (loopback by default).
         start_timeout: Seconds to wait for each task to serve.
+        cluster_key: The key the tasks require (default: a new random one); ``False`` runs them without one, so
+            that anyone who can reach their ports can run any op on them.
 
     Example:
         >>> cluster = ProcessCluster({"ps": 1, "worker": 2})  # ports picked; nothing runs before start()
@@ -149,13 +158,40 @@ class ProcessCluster:
         extra_args: dict[str, list[str]] | None = None,
         host: str = "127.0.0.1",
         start_timeout: float = 60.0,
+        cluster_key: ClusterKey | bool | None = None,
     ) -> None:
         self.spec = {job: [f"{host}:{free_port(host)}" for _ in range(n)] for job, n in jobs.items()}
         self.extra_args = extra_args or {}
         self.start_timeout = start_timeout
         self.tasks: dict[tuple[str, int], TaskProcess] = {}
-        self._logdir = tempfile.mkdtemp(prefix="dtf-cluster-")
+        self._logdir = tempfile.mkdtemp(prefix="dtf-cluster-")  # mode 0700: only this user reads the key file
         self._started = 0
+        self.cluster_key: ClusterKey | None = None
+        self.key_file: str | None = None
+        if cluster_key is not False:
+            key = cluster_key if isinstance(cluster_key, ClusterKey) else None
+            self.key_file = os.path.join(self._logdir, "cluster.key")
+            self.cluster_key = write_key_file(self.key_file, key)
+            keyring.remember(self.addresses, self.cluster_key)
+
+    @property
+    def addresses(self) -> list[str]:
+        """Every task's ``host:port``."""
+        return [address for addresses in self.spec.values() for address in addresses]
+
+    def client_env(self) -> dict[str, str]:
+        """The environment for a client script in its own process: :func:`task_env` plus the cluster's key file.
+
+        Example:
+            >>> cluster = ProcessCluster({"ps": 1})
+            >>> os.path.basename(cluster.client_env()["DTF_CLUSTER_KEY_FILE"])
+            'cluster.key'
+            >>> cluster.stop()
+        """
+        env = task_env()
+        if self.key_file is not None:
+            env["DTF_CLUSTER_KEY_FILE"] = self.key_file
+        return env
 
     def start_task(self, job: str, index: int, wait: bool = True) -> TaskProcess:
         """Starts (or restarts) one task on its address from the spec."""
@@ -169,6 +205,7 @@ class ProcessCluster:
             job,
             "--task",
             str(index),
+            *(["--key-file", self.key_file] if self.key_file is not None else []),
             *self.extra_args.get(job, []),
         ]
         self._started += 1
@@ -239,6 +276,7 @@ class ProcessCluster:
                 task.proc.kill()
                 task.proc.wait(10)
         _live.discard(self)
+        keyring.forget(self.addresses)
         shutil.rmtree(self._logdir, ignore_errors=True)
 
     def __enter__(self) -> ProcessCluster:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ import numpy as np
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
+from dtf_notebook.distributed.peer_limits import PeerLedger, current_peer
 from dtf_notebook.distributed.worker_service import task_of
 from dtf_notebook.framework.device_spec import DeviceSpec
 from dtf_notebook.framework.graph_import import import_graph_def
@@ -113,6 +115,7 @@ class MasterSession:
         self._refs = threading.Lock()  # the plan table, users and retirement
         self.last_used = time.monotonic()
         self.active = 0  # requests being served (an idle-session collector leaves these alone)
+        self.peer: bytes | None = None  # the connection that opened it (None: this process), see PeerLedger
 
     def extend(self, graph_def: dict[str, Any]) -> None:
         with self._lock:
@@ -505,6 +508,8 @@ class MasterService:
         call: How to reach a task's worker service.
         session_gc_secs: :meth:`collect_idle` closes sessions unused for this long (0: never, as in TF,
             whose gRPC servers never collect sessions either).
+        ledger: Counts the sessions each peer has open, refusing those over its cap (shared with the server's
+            socket, which counts requests in flight).
 
     Example:
         >>> cluster = ClusterSpec({"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223"]})
@@ -521,8 +526,10 @@ class MasterService:
         call: TaskCaller,
         call_sync: Any = None,
         session_gc_secs: float = 0.0,
+        ledger: PeerLedger | None = None,
     ) -> None:
         self.cluster = cluster
+        self.ledger = ledger or PeerLedger()
         self.session_gc_secs = session_gc_secs
         self.job, self.task = job, task
         self.call = call
@@ -582,8 +589,16 @@ class MasterService:
         if method == "CreateSession":
             config = ConfigProto.from_dict(header.get("config") or {})
             graph_def = wire.decode_graph_def(header.get("graph") or {"node": []}, tensors)
-            handle = f"/job:{self.job}/replica:0/task:{self.task}/session/{next(self._ids)}"
-            session = MasterSession(self, handle, graph_def, config)
+            # Unguessable, so that no peer runs or closes another's session by guessing its handle.
+            handle = f"/job:{self.job}/replica:0/task:{self.task}/session/{next(self._ids)}-{secrets.token_hex(8)}"
+            peer = current_peer.get()
+            self.ledger.open_session(peer)
+            try:
+                session = MasterSession(self, handle, graph_def, config)
+            except BaseException:
+                self.ledger.close_session(peer)
+                raise
+            session.peer = peer
             with self._lock:
                 self._sessions[handle] = session
             return {"session_handle": handle}, []
@@ -642,9 +657,7 @@ class MasterService:
             names = [list(header.get(k) or []) for k in ("feeds", "fetches", "targets")]
             return session.placement(*names), []
         if method == "CloseSession":
-            with self._lock:
-                self._sessions.pop(session.handle, None)
-            session.close()
+            self._drop(session)
             return {}, []
         raise errors.UnimplementedError(None, None, f"Unknown master method {method!r}")
 
@@ -681,18 +694,24 @@ class MasterService:
         now = time.monotonic() if now is None else now
         with self._lock:
             idle = [s for s in self._sessions.values() if not s.active and now - s.last_used > self.session_gc_secs]
-            for session in idle:
-                del self._sessions[session.handle]
         for session in idle:
-            session.close()
+            self._drop(session)
         return [s.handle for s in idle]
+
+    def _drop(self, session: MasterSession) -> None:
+        """Forgets and closes a session (once, whoever asks first), and stops counting it for its peer."""
+        with self._lock:
+            known = self._sessions.pop(session.handle, None) is session
+        if known:
+            self.ledger.close_session(session.peer)
+        session.close()
 
     def close_all(self) -> None:
         """Closes every session (the server is stopping)."""
         with self._lock:
-            sessions, self._sessions = list(self._sessions.values()), {}
+            sessions = list(self._sessions.values())
         for session in sessions:
-            session.close()
+            self._drop(session)
 
 
 def _transfers(parts: dict[str, list[dict[str, Any]]], names: set[str]) -> list[dict[str, Any]]:

@@ -21,7 +21,8 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
-from dtf_notebook.distributed.server import cluster_key_of, local_server
+from dtf_notebook.distributed.keyring import client_key
+from dtf_notebook.distributed.server import local_server
 from dtf_notebook.distributed.transport import shared_client
 from dtf_notebook.framework.graph import Graph
 from dtf_notebook.runtime.config import ConfigProto, NodeExecStats, RunMetadata, RunOptions
@@ -53,13 +54,15 @@ class RemoteBackend:
         # A server of this very process (between-graph replication: a task running its own client) is called
         # directly, without sockets.
         server = local_server(self.address)
-        self._client = _InProcess(server) if server is not None else shared_client(cluster_key_of(config))
+        self._client = _InProcess(server) if server is not None else shared_client(client_key(self.address, config))
         self._graph = graph
         self._sent = 0
         self._sent_version = -1
         self._sent_mutations = 0
         self._handle: str | None = None
-        self._wire_config = {k: v for k, v in dataclasses.asdict(config).items() if k != "cluster_key"}
+        # The key stays here: the master has its own, and a config travels in a request.
+        secret = {"cluster_key", "cluster_key_salt"}
+        self._wire_config = {k: v for k, v in dataclasses.asdict(config).items() if k not in secret}
 
     def _timeout(self, options: RunOptions | None = None) -> float | None:
         ms = (options.timeout_in_ms if options is not None else 0) or self.config.operation_timeout_in_ms

@@ -19,21 +19,26 @@ Example:
 
 from __future__ import annotations
 
+import ipaddress
 import logging
-import os
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import torch
 
 from dtf_notebook import errors
+from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
+from dtf_notebook.distributed.keyring import server_key
 from dtf_notebook.distributed.master_service import MasterService
+from dtf_notebook.distributed.peer_limits import PeerLedger, PeerLimits
 from dtf_notebook.distributed.server_def import ServerDef, is_server_def_dict, merge_config
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
 from dtf_notebook.distributed.worker_service import WorkerService
 from dtf_notebook.runtime.config import ConfigProto
+from dtf_notebook.runtime.file_access import FileAccess
 
 _log = logging.getLogger(__name__)
 
@@ -67,15 +72,22 @@ def local_server(address: str) -> Server | None:
     return _local_servers.get(address)
 
 
-def cluster_key_of(config: ConfigProto | None) -> str | None:
-    """The CurveZMQ cluster key from ``config.cluster_key`` or ``DTF_CLUSTER_KEY`` (None: no encryption).
+def is_loopback(address: str) -> bool:
+    """Whether ``host:port`` binds only this machine's loopback interface (other machines cannot reach it).
 
     Example:
-        >>> cluster_key_of(ConfigProto(cluster_key="s3cret"))
-        's3cret'
+        >>> is_loopback("127.0.0.1:2222"), is_loopback("[::1]:2222"), is_loopback("localhost:1")
+        (True, True, True)
+        >>> is_loopback("0.0.0.0:2222"), is_loopback("10.0.0.2:2222"), is_loopback("node-1:2222")
+        (False, False, False)
     """
-    key = (config.cluster_key if config is not None else "") or os.environ.get("DTF_CLUSTER_KEY", "")
-    return key or None
+    host = address.rpartition("://")[2].rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may well resolve to an address other machines reach
 
 
 class Server:
@@ -93,9 +105,20 @@ class Server:
         config: A ConfigProto: devices, GPU options and virtual GPUs of this task, cluster key. With a
             ServerDef, merged into its ``default_session_config`` (as TF merges protocol buffers).
         start: Start serving now.
+        file_roots: Directories (or fsspec URLs) outside which no op of this task reads, writes, renames or
+            removes a file (``PermissionDeniedError`` names the path and the roots); None: anywhere the process
+            may, as in TF.
+        peer_limits: Caps on what one peer may hold of this task at once (sessions, requests and bytes in
+            flight, streams); over them it gets ``ResourceExhaustedError``.
+
+    The server requires its peers to hold the cluster key of ``config`` (``cluster_key``) or of the environment
+    (``DTF_CLUSTER_KEY``, ``DTF_CLUSTER_KEY_FILE``); without one it serves any peer that reaches its port, and
+    says so in a warning when that port is reachable from other machines.
 
     Raises:
-        ValueError: the job or task is missing, unknown, or cannot be inferred; the protocol is unknown.
+        ValueError: the job or task is missing, unknown, or cannot be inferred; the protocol is unknown; the
+            cluster key is malformed.
+        PermissionDeniedError: a file root does not exist.
 
     Example:
         >>> cluster = ClusterSpec({"local": ["127.0.0.1:0"]})
@@ -114,6 +137,9 @@ class Server:
         protocol: str | None = None,
         config: ConfigProto | None = None,
         start: bool = True,
+        *,
+        file_roots: Sequence[str] | None = None,
+        peer_limits: PeerLimits | None = None,
     ) -> None:
         if is_server_def_dict(server_or_cluster_def):
             server_or_cluster_def = ServerDef.from_dict(server_or_cluster_def)
@@ -145,11 +171,19 @@ class Server:
         self.job_name = job_name
         self.task_index = int(task_index)
         self.config = config or ConfigProto()
+        self.cluster_key: ClusterKey | None = server_key(self.config)
+        self.files = FileAccess(file_roots)
+        self.ledger = PeerLedger(peer_limits)
         self._socket: ServiceSocket | None = None
         self._stopped = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix=f"dtf-{job_name}{task_index}")
         self.worker = WorkerService(
-            job_name, self.task_index, self.config, peers=self._send_to_peer, master_alive=self._check_master
+            job_name,
+            self.task_index,
+            self.config,
+            peers=self._send_to_peer,
+            master_alive=self._check_master,
+            files=self.files,
         )
         self.master = MasterService(
             cluster,
@@ -158,8 +192,9 @@ class Server:
             self._call_task,
             self._call_task_sync,
             session_gc_secs=self.config.session_gc_secs,
+            ledger=self.ledger,
         )
-        self._client: Client = shared_client(cluster_key_of(self.config))
+        self._client: Client = shared_client(self.cluster_key)
         if start:
             self.start()
 
@@ -206,10 +241,20 @@ class Server:
         self._socket = ServiceSocket(
             self._address,
             self._handle,
-            cluster_key=cluster_key_of(self.config),
+            cluster_key=self.cluster_key,
             inline=self.worker.can_inline,
             oneway_failed=self.worker.oneway_failed,
+            ledger=self.ledger,
         )
+        if self.cluster_key is None and not is_loopback(self._socket.address):
+            _log.warning(
+                "Task /job:%s/task:%d serves %s without a cluster key: anyone who can reach that port can run any "
+                "op on it and read or write its files and variables (give it a key: dtf-server --key-file, "
+                "DTF_CLUSTER_KEY_FILE or ConfigProto(cluster_key=...))",
+                self.job_name,
+                self.task_index,
+                self._socket.address,
+            )
         self.worker.incarnation = self._socket.incarnation
         self.master.address = self._socket.address
         self.worker.address = self._socket.address

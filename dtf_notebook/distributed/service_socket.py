@@ -30,7 +30,9 @@ import zmq
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.allocator import tune_for_streams
+from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import admit, curve_keys
+from dtf_notebook.distributed.peer_limits import PeerLedger, current_peer
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
 
@@ -44,6 +46,8 @@ class ServiceSocket:
         address: ``host:port`` to bind; port 0 picks a free port (see ``address`` afterwards).
         handler: Returns ``(reply_header, reply_tensors)``; an ``OpError`` it raises is sent back as an error.
         cluster_key: Enables CurveZMQ: only peers holding the same key can talk to this socket.
+        ledger: Counts what each peer (connection) holds in flight, refusing requests and streams over its caps
+            with ``ResourceExhaustedError`` (default: a ledger with the default :class:`PeerLimits`).
         incarnation: This server's start identity (random when None).
         max_workers: Size of the thread pool running handlers.
         limits: Wire limits applied to incoming messages.
@@ -69,13 +73,14 @@ class ServiceSocket:
         self,
         address: str,
         handler: Handler,
-        cluster_key: str | None = None,
+        cluster_key: ClusterKey | None = None,
         incarnation: int | None = None,
         max_workers: int = 64,
         limits: wire.WireLimits | None = None,
         inline: Callable[[str, dict[str, Any]], bool] | None = None,
         oneway_failed: Callable[[str, dict[str, Any], errors.OpError], None] | None = None,
         stale_stream_secs: float = 60.0,
+        ledger: PeerLedger | None = None,
     ) -> None:
         self.incarnation = incarnation if incarnation is not None else int.from_bytes(os.urandom(6), "little")
         tune_for_streams()  # streamed tensors arrive in buffers the allocator should recycle
@@ -86,13 +91,20 @@ class ServiceSocket:
         # A request whose header says "oneway" gets no reply; when it fails, this is told instead.
         self._oneway_failed = oneway_failed
         self._limits = limits or wire.WireLimits()
-        self._assembler = StreamAssembler(self._limits, stale_after=stale_stream_secs, on_drop=self._stream_dropped)
+        self.ledger = ledger or PeerLedger()
+        self._assembler = StreamAssembler(
+            self._limits, stale_after=stale_stream_secs, on_drop=self._stream_dropped, admit=self.ledger.admit_stream
+        )
         self._stream_ids = itertools.count(1)
         self._context = zmq.Context.instance()
         self._router = self._context.socket(zmq.ROUTER)
         _apply_common_options(self._router, address)
         self._router.setsockopt(zmq.ROUTER_MANDATORY, 0)
-        self._router.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
+        # No single message may hold more than a peer may have in flight: ZeroMQ would buffer all of it first.
+        largest = min(
+            self._limits.max_tensor_bytes, self.ledger.limits.max_inflight_bytes + self._limits.max_header_bytes
+        )
+        self._router.setsockopt(zmq.MAXMSGSIZE, largest)
         self._auth = None
         host, _, port = address.rpartition(":")
         try:
@@ -164,31 +176,41 @@ class ServiceSocket:
         if len(frames) < 2:
             return  # not even an identity and a header: drop
         identity = frames[0]
+        peer = identity.bytes
         buffers = [f.buffer for f in frames[1:]]
         try:
-            message = self._assembler.feed(identity.bytes, buffers)
+            message = self._assembler.feed(peer, buffers)
             if message is None:
                 return  # part of a stream still arriving
+            nbytes = self._assembler.last_nbytes
             header, tensors = message
             req_id = header.get("id")
             method = header.get("method")
             if not isinstance(method, str) or not isinstance(req_id, int):
+                if self._assembler.last_streamed:
+                    self.ledger.stream_dropped(peer, nbytes)
                 raise wire.WireError(None, None, "A request needs an integer 'id' and a string 'method'")
+            if self._assembler.last_streamed:
+                self.ledger.stream_complete(peer)  # its bytes were counted when its head arrived
+            elif method != "Ping":
+                self.ledger.admit_request(peer, nbytes)
         except errors.OpError as e:
+            if isinstance(e, StreamError) and e.reserved:
+                self.ledger.stream_dropped(peer, e.reserved)
             request = e.header if isinstance(e, StreamError) else self._assembler.request_of(buffers)
             if request is not None and request.get("oneway") is True:
                 self._fail_oneway(request.get("method"), request, e)
                 return
-            req_id = e.request_id if isinstance(e, StreamError) and isinstance(e.request_id, int) else -1
-            self._send([identity, *self._error_frames(req_id, e)])
+            req_id = request.get("id") if request is not None else None
+            self._send([identity, *self._error_frames(req_id if isinstance(req_id, int) else -1, e)])
             return
         if method == "Ping":
             self._send([identity, *wire.encode_message({"id": req_id, **self._stamp()})])
             return
         if self._inline is not None and self._inline(method, header):
-            self._handle(identity, req_id, method, header, tensors, direct=True)
+            self._handle(identity, req_id, method, header, tensors, nbytes, direct=True)
         else:
-            self._pool.submit(self._handle, identity, req_id, method, header, tensors)
+            self._pool.submit(self._handle, identity, req_id, method, header, tensors, nbytes)
 
     def _stamp(self) -> dict[str, Any]:
         return {"incarnation": self.incarnation}
@@ -197,9 +219,18 @@ class ServiceSocket:
         return wire.encode_message({"id": req_id, **self._stamp(), "error": wire.encode_error(error)})
 
     def _handle(
-        self, identity: Any, req_id: int, method: str, header: dict[str, Any], tensors: list[Any], direct: bool = False
+        self,
+        identity: Any,
+        req_id: int,
+        method: str,
+        header: dict[str, Any],
+        tensors: list[Any],
+        nbytes: int,
+        direct: bool = False,
     ) -> None:
         oneway = header.get("oneway") is True
+        peer = identity.bytes
+        token = current_peer.set(peer)
         try:
             reply, reply_tensors = self._handler(method, header, tensors)
             if oneway:
@@ -212,12 +243,18 @@ class ServiceSocket:
                 self._fail_oneway(method, header, e)
                 return
             frames = self._error_frames(req_id, e)
+        finally:
+            current_peer.reset(token)
+            del tensors  # the request's buffers are released before it stops counting as in flight
+            self.ledger.release_request(peer, nbytes)
         if direct:
             self._send([identity, *frames])
         elif not self._closing.is_set():
             self._push([identity, *frames])
 
     def _stream_dropped(self, identity: Any, error: StreamError) -> None:
+        if error.reserved:
+            self.ledger.stream_dropped(identity, error.reserved)
         request = error.header or {}
         if request.get("oneway") is True:
             self._fail_oneway(request.get("method"), request, error)

@@ -23,8 +23,8 @@ Example:
     >>> server.close(); client.close()
 """
 
-from dtf_notebook.distributed.client import Client, shared_client
+from dtf_notebook.distributed.client import Client, client_for, shared_client
 from dtf_notebook.distributed.curve import curve_keys
 from dtf_notebook.distributed.service_socket import Handler, ServiceSocket
 
-__all__ = ["Client", "Handler", "ServiceSocket", "curve_keys", "shared_client"]
+__all__ = ["Client", "Handler", "ServiceSocket", "client_for", "curve_keys", "shared_client"]

@@ -63,9 +63,11 @@ class StreamError(wire.WireError):
         (3, True, 'Stream 7 from peer stayed incomplete for 30 s')
     """
 
-    def __init__(self, message: str, header: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, header: dict[str, Any] | None = None, reserved: int = 0) -> None:
         super().__init__(None, None, message)
         self.header = header
+        #: Bytes the dropped stream had been admitted with (see ``StreamAssembler``'s ``admit``); 0 before that.
+        self.reserved = reserved
 
     @property
     def request_id(self) -> Any:
@@ -123,6 +125,7 @@ class _Partial:
             raise StreamError(
                 f"Stream part {self.next} holds {chunk.nbytes} bytes, its tensor meta announced {size}",
                 self.header,
+                self.nbytes,
             )
         self.next += 1
         if index in self.collected:
@@ -152,6 +155,11 @@ class StreamAssembler:
         stale_after: Seconds after which an incomplete stream is dropped (its sender died or lied).
         on_drop: Told ``(peer key, StreamError)`` for each incomplete stream dropped (stale or crowded out), so
             the request it carried can still be answered; the error's ``header`` is that request.
+        admit: Called ``(peer key, announced bytes)`` for each valid stream head before any buffer is reserved;
+            an ``OpError`` it raises refuses the stream (``feed`` raises it, and the stream's parts are dropped).
+
+    After ``feed`` returns a message, :attr:`last_nbytes` holds the bytes it announced and :attr:`last_streamed`
+    whether it came as a stream.
 
     Example:
         >>> from dtf_notebook.distributed import wire
@@ -166,9 +174,13 @@ class StreamAssembler:
         max_open_bytes: int = 16 << 30,
         stale_after: float = 60.0,
         on_drop: Callable[[Hashable, StreamError], None] | None = None,
+        admit: Callable[[Hashable, int], None] | None = None,
     ) -> None:
         self._limits = limits or wire.DEFAULT_LIMITS
         self._on_drop = on_drop
+        self._admit = admit
+        self.last_nbytes = 0
+        self.last_streamed = False
         self._max_open = max_open
         self._max_open_bytes = max_open_bytes
         self._stale_after = stale_after
@@ -186,7 +198,9 @@ class StreamAssembler:
         """
         first = byte_view(frames[0]) if frames else None
         if first is None or first.nbytes < 2 or first[0] != _MARK:
-            return wire.decode_message(frames, self._limits)
+            message = wire.decode_message(frames, self._limits)
+            self.last_nbytes, self.last_streamed = sum(byte_view(f).nbytes for f in frames), False
+            return message
         kind = bytes(first[:2])
         if kind == _HEAD:
             return self._head(key, first, frames)
@@ -203,6 +217,7 @@ class StreamAssembler:
             if not done:
                 return None
             del self._open[stream]
+            self.last_nbytes, self.last_streamed = partial.nbytes, True
             return partial.header, partial.finish(self._limits)
         raise wire.WireError(None, None, "Malformed stream message")
 
@@ -218,13 +233,13 @@ class StreamAssembler:
                 f"Stream of {announced} bytes exceeds the {self._max_open_bytes} bytes a receiver reserves",
                 header,
             )
+        needed = sum(len(chunk_sizes(checked[2], checked[3])) for _, checked in metas)
+        if needed != parts or not 2 <= parts < self._limits.max_frames:
+            raise StreamError(f"Stream head announces {parts} parts, its tensor metas need {needed}", header)
+        if self._admit is not None:
+            self._admit(key, announced)  # raises to refuse, before any buffer is reserved
         self._expire(time.monotonic(), announced)
-        partial = _Partial(header, metas, announced, time.monotonic())
-        if len(partial.slots) != parts or not 2 <= parts < self._limits.max_frames:
-            raise StreamError(
-                f"Stream head announces {parts} parts, its tensor metas need {len(partial.slots)}", header
-            )
-        self._open[(key, stream_id)] = partial
+        self._open[(key, stream_id)] = _Partial(header, metas, announced, time.monotonic())
         return None
 
     def expire(self, now: float | None = None) -> None:
@@ -254,7 +269,8 @@ class StreamAssembler:
     def _drop(self, stream: tuple[Hashable, int], why: str) -> None:
         partial = self._open.pop(stream)
         if self._on_drop is not None:
-            self._on_drop(stream[0], StreamError(f"Stream {stream[1]} from its sender {why}", partial.header))
+            error = StreamError(f"Stream {stream[1]} from its sender {why}", partial.header, partial.nbytes)
+            self._on_drop(stream[0], error)
 
     def request_of(self, frames: Sequence[Any]) -> dict[str, Any] | None:
         """The header of a message (or stream head) that failed to decode, when that much of it is readable.

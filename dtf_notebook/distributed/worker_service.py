@@ -31,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -47,6 +48,7 @@ from dtf_notebook.placement.partition import rendezvous_key
 from dtf_notebook.runtime import values
 from dtf_notebook.runtime.config import ConfigProto, RunMetadata, RunOptions
 from dtf_notebook.runtime.executor import ExecutionState, StepContext
+from dtf_notebook.runtime.file_access import FileAccess
 from dtf_notebook.runtime.local_backend import LocalBackend
 from dtf_notebook.runtime.rendezvous import RendezvousTable
 from dtf_notebook.runtime.resources import VariableResource
@@ -74,6 +76,8 @@ class WorkerService:
         job, task: This task's place in the cluster.
         config: The server's ConfigProto (devices, GPU options, virtual GPUs).
         peers: Sends a tensor to another task (set by the Server; None for a lone task).
+        master_alive: Raises when the master at an address no longer answers (set by the Server).
+        files: Where this task's kernels may touch files (the server's file roots).
 
     Example:
         >>> worker = WorkerService("worker", 1, ConfigProto(), peers=None)
@@ -82,11 +86,17 @@ class WorkerService:
     """
 
     def __init__(
-        self, job: str, task: int, config: ConfigProto, peers: PeerSender | None, master_alive: Any = None
+        self,
+        job: str,
+        task: int,
+        config: ConfigProto,
+        peers: PeerSender | None,
+        master_alive: Any = None,
+        files: FileAccess | None = None,
     ) -> None:
         self.job, self.task = job, task
         self.task_name = f"/job:{job}/replica:0/task:{task}"
-        self.state = ExecutionState()
+        self.state = ExecutionState(files=files or FileAccess())
         self.backend = LocalBackend(config, state=self.state, job=job, task=task)
         self.rendezvous = RendezvousTable()
         self._peers = peers
@@ -137,7 +147,8 @@ class WorkerService:
     def register_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         graph_def = wire.decode_graph_def(_field(header, "graph", dict), tensors)
         graph = import_graph_def(graph_def)
-        handle = f"{self.task_name}/graph/{next(self._ids)}"
+        # Unguessable, so that no peer runs or drops a partition another one registered by guessing its handle.
+        handle = f"{self.task_name}/graph/{next(self._ids)}-{secrets.token_hex(8)}"
         with self._lock:
             self._graphs[handle] = graph
             # Kernels that take the step context may wait on it (peers, queues): never on the I/O thread.
@@ -228,7 +239,7 @@ class WorkerService:
             held = []
             for i, value in enumerate(results):
                 if isinstance(value, np.ndarray) and value.dtype != object and value.nbytes >= _DIRECT_FETCH_BYTES:
-                    token = f"{step_id}/{i}/{next(self._ids)}"
+                    token = f"{step_id}/{i}/{secrets.token_urlsafe(16)}"  # only its client may take it
                     self._held[token] = (value, now)
                     held.append([i, token])
                     results[i] = _PLACEHOLDER

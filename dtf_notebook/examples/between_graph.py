@@ -196,7 +196,7 @@ def run_local_cluster(args: argparse.Namespace) -> dict:
     forwarded = ["--mode", args.mode, "--steps", str(args.steps), "--batch-size", str(args.batch_size)]
     forwarded += ["--learning-rate", repr(args.learning_rate), "--seed", str(args.seed)]
     with serving({"ps": 2, "worker": 2}, serve=["ps"]) as cluster:
-        outputs = run_task_clients(MODULE, cluster.spec, "worker", forwarded)
+        outputs = run_task_clients(MODULE, cluster.spec, "worker", forwarded, env=cluster.client_env())
     per_task = [
         json.loads(line[len("metrics ") :])
         for out in outputs

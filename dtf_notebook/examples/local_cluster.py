@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from dtf_notebook.distributed.launcher import ProcessCluster, task_env
@@ -103,6 +103,7 @@ def run_task_clients(
     job: str,
     args: Sequence[str] = (),
     timeout: float = 300.0,
+    env: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Run ``python -m module --cluster SPEC --job JOB --task i *args`` for every task ``i`` of ``job`` at once.
 
@@ -115,6 +116,8 @@ def run_task_clients(
         job: The job whose tasks run as client processes.
         args: Further command-line arguments for every process.
         timeout: Seconds all of them together may take.
+        env: Their environment (default ``task_env()``); for a locked cluster, ``cluster.client_env()``, which
+            hands them the cluster's key file.
 
     Returns:
         The output of each task, in task order.
@@ -125,7 +128,8 @@ def run_task_clients(
 
     Example (each worker trains; see ``between_graph.py``, whose ``--local-cluster`` does exactly this):
         >>> with serving({"ps": 2, "worker": 2}, serve=["ps"]) as cluster:  # doctest: +SKIP
-        ...     outputs = run_task_clients("dtf_notebook.examples.between_graph", cluster.spec, "worker")
+        ...     outputs = run_task_clients("dtf_notebook.examples.between_graph", cluster.spec, "worker",
+        ...                                    env=cluster.client_env())
     """
     command = [sys.executable, "-m", module, "--cluster", json.dumps(spec), "--job", job]
     procs: list[subprocess.Popen] = []
@@ -136,7 +140,7 @@ def run_task_clients(
         for index in range(len(spec[job])):
             proc = subprocess.Popen(
                 [*command, "--task", str(index), *args],
-                env=task_env(),
+                env=dict(env) if env is not None else task_env(),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,

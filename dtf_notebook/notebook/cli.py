@@ -1,14 +1,22 @@
-"""``dtf-cluster``: list, stop and clean up the local clusters of this machine's notebooks.
+"""``dtf-cluster``: start, list, stop and clean up local clusters, and make cluster keys.
 
 Reads the cluster files in Jupyter's runtime directory (see
 :mod:`~dtf_notebook.notebook.cluster_files`)::
 
+    dtf-cluster start [--ps N] [--workers M] [--job NAME=N] [--name NAME] [--virtual-gpus K]
+                      [--file-root DIR] [--no-auth]
+                                     run a local cluster until interrupted (Ctrl-C); notebooks connect by name
     dtf-cluster list [--json]        NAME, TASKS, OWNER PID, AGE, STATUS of every running cluster
     dtf-cluster stop NAME [NAME...]  stop clusters by name (their tasks by pid, then their files)
     dtf-cluster stop --all
     dtf-cluster clean                remove the files of clusters whose owner and tasks are gone
+    dtf-cluster keygen PATH          write a new random cluster key to PATH, readable by you only
 
-Exit status: 0 on success, 1 when a named cluster does not exist or could not be stopped, 2 for bad usage.
+A started cluster is locked: its tasks require a random key kept in its cluster file, which only you can
+read. ``--no-auth`` runs it without one, open to every process of this machine. Listings never show keys.
+
+Exit status: 0 on success, 1 when a named cluster does not exist or could not be stopped (or a cluster could
+not start, or the key file exists), 2 for bad usage.
 
 Example:
     >>> main(["clean"])  # doctest: +ELLIPSIS
@@ -20,9 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
 
+from dtf_notebook.distributed.cluster_key import write_key_file
 from dtf_notebook.notebook import cluster_files
 
 __all__ = ["main"]
@@ -50,8 +61,7 @@ def _list(as_json: bool) -> int:
     clusters = cluster_files.list_clusters()
     if as_json:
         records = [
-            {**json.loads(r.to_json()), "path": r.path, "state": r.state(), "live_tasks": len(r.live_tasks())}
-            for r in clusters
+            {**r.public(), "path": r.path, "state": r.state(), "live_tasks": len(r.live_tasks())} for r in clusters
         ]
         print(json.dumps(records, indent=1))
         return 0
@@ -98,6 +108,61 @@ def _clean() -> int:
     return 0
 
 
+def _keygen(path: str) -> int:
+    try:
+        key = write_key_file(path)
+    except OSError as e:
+        print(
+            f"dtf-cluster: cannot write a key file at {path}: {e.strerror or e} (a key file is never overwritten)",
+            file=sys.stderr,
+        )
+        return 1
+    print(
+        f"Wrote a new cluster key to {path} (fingerprint {key.fingerprint}); only you can read it. Give it to "
+        f"every task (dtf-server --key-file {path}) and client (DTF_CLUSTER_KEY_FILE={path})."
+    )
+    return 0
+
+
+def _start(options: argparse.Namespace) -> int:
+    from dtf_notebook.notebook.local_cluster import ClusterStartError, LocalCluster
+
+    jobs = {"ps": options.ps, "worker": options.workers}
+    for pair in options.job:
+        job, _, count = pair.partition("=")
+        if not job or not count.isdigit():
+            print(f"dtf-cluster: --job takes NAME=N (like chief=1), not {pair!r}", file=sys.stderr)
+            return 2
+        jobs[job] = int(count)
+    try:
+        cluster = LocalCluster(
+            jobs=jobs,
+            virtual_gpus=options.virtual_gpus,
+            name=options.name,
+            cluster_key=False if options.no_auth else None,
+            file_roots=options.file_root,
+        )
+        cluster.start()
+    except (ValueError, FileExistsError, ClusterStartError) as e:
+        print(f"dtf-cluster: cannot start the cluster: {e}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    lock = "open to every local process (--no-auth)" if options.no_auth else "locked with a key in its cluster file"
+    print(f"Cluster {cluster.name!r} is running, {lock}:")
+    for task in cluster.tasks:
+        print(f"  {task.job}:{task.task}  {task.target}  pid {task.pid}")
+    print(f"Connect from a notebook with `%dtf_cluster connect {cluster.name}`; Ctrl-C stops it.", flush=True)
+    while not stop.wait(0.5):
+        if not any(t.status == "running" for t in cluster.tasks):
+            print("Every task has exited.", file=sys.stderr)
+            break
+    cluster.stop()
+    print(f"Stopped cluster {cluster.name!r}.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs ``dtf-cluster`` with ``argv`` (default: the command line); returns the exit status.
 
@@ -109,8 +174,22 @@ def main(argv: list[str] | None = None) -> int:
         0
         >>> del os.environ["JUPYTER_RUNTIME_DIR"]
     """
-    p = argparse.ArgumentParser(prog="dtf-cluster", description="List, stop and clean up local dtf_notebook clusters.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,stop,clean}")
+    p = argparse.ArgumentParser(
+        prog="dtf-cluster", description="Start, list, stop and clean up local dtf_notebook clusters; make keys."
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="{start,list,stop,clean,keygen}")
+    start = sub.add_parser("start", help="run a local cluster until interrupted")
+    start.add_argument("--ps", type=int, default=1, metavar="N", help="ps tasks (default 1)")
+    start.add_argument("--workers", type=int, default=2, metavar="M", help="worker tasks (default 2)")
+    start.add_argument("--job", action="append", default=[], metavar="NAME=N", help="tasks of another job")
+    start.add_argument("--name", help="the cluster's name (default: the first free local-N)")
+    start.add_argument("--virtual-gpus", type=int, default=0, metavar="K", help="CPU-backed /gpu:N per non-ps task")
+    start.add_argument("--file-root", action="append", metavar="DIR", help="confine the tasks' files to DIR")
+    start.add_argument(
+        "--no-auth", action="store_true", help="no key: every process of this machine may run ops on the tasks"
+    )
+    keygen = sub.add_parser("keygen", help="write a new random cluster key to a file only you can read")
+    keygen.add_argument("path", metavar="PATH")
     listing = sub.add_parser("list", help="list running clusters")
     listing.add_argument("--json", action="store_true", help="print the cluster records as JSON")
     stop = sub.add_parser("stop", help="stop clusters by name, or all of them")
@@ -118,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     stop.add_argument("--all", action="store_true", help="stop every running cluster")
     sub.add_parser("clean", help="remove cluster files of clusters that are gone")
     options = p.parse_args(argv)
+    if options.command == "start":
+        return _start(options)
+    if options.command == "keygen":
+        return _keygen(options.path)
     if options.command == "list":
         return _list(options.json)
     if options.command == "stop":

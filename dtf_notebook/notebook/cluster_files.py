@@ -7,9 +7,11 @@ that another kernel, the ``dtf-cluster`` command or the lab extension can find
 it, reconnect to it and stop it. The file holds plain data: the name, the
 cluster spec, every task's pid (with its start time, see
 :mod:`~dtf_notebook.notebook.pids`), the owner process, the start time, the log
-directory and whether the cluster uses a key (never the key itself). Files are
-written atomically (a complete file or none), readable by their owner only, and
-removed when the cluster stops; a file whose owner and tasks are all gone is
+directory and the cluster's key, so that the same user's other kernels, scripts
+and the ``dtf-cluster`` command reach a locked cluster with no extra step while
+other users cannot read it (:func:`key_for_address` finds it by a task's
+address; listings never show it). Files are written atomically (a complete file
+or none), readable by their owner only, and removed when the cluster stops; a file whose owner and tasks are all gone is
 stale and :func:`list_clusters` removes it, with the cluster's temporary log
 directory. A stale file that cannot be removed (a read-only directory, say) is
 left where it is, with a logged warning: it never stops a cluster from starting.
@@ -43,6 +45,7 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_runtime_dir
 
+from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.notebook.pids import pid_running, start_ticks
 
 __all__ = [
@@ -52,6 +55,7 @@ __all__ = [
     "clean_stale",
     "cluster_file",
     "find",
+    "key_for_address",
     "list_clusters",
     "remove",
     "remove_if_stale",
@@ -85,7 +89,8 @@ class ClusterRecord:
 
     ``tasks`` rows are ``{"job", "task", "address", "pid", "start_ticks", "log"}``; ``status`` is
     ``"starting"`` until every task serves, then ``"running"``; ``temporary_logs`` says that ``log_dir`` was
-    made for the cluster and goes with it (also when the file is found stale).
+    made for the cluster and goes with it (also when the file is found stale). ``cluster_key`` says whether the
+    tasks require a key, ``key`` is that key's text (``dtfkey1:...``; empty for a cluster without one).
 
     Example:
         >>> record = ClusterRecord(name="demo", spec={"worker": ["127.0.0.1:2222"]})
@@ -102,6 +107,7 @@ class ClusterRecord:
     log_dir: str = ""
     temporary_logs: bool = False
     cluster_key: bool = False
+    key: str = field(default="", repr=False)
     status: str = "starting"
     version: int = FORMAT_VERSION
     path: str = field(default="", compare=False)
@@ -135,9 +141,22 @@ class ClusterRecord:
         return "running" if live == len(self.tasks) else f"degraded {live}/{len(self.tasks)}"
 
     def to_json(self) -> str:
+        """The file's content: every field, the key included (see :meth:`public`)."""
         data = asdict(self)
         del data["path"]
         return json.dumps(data, indent=1, sort_keys=True)
+
+    def public(self) -> dict[str, Any]:
+        """The record as plain data to show or print: everything but the key.
+
+        Example:
+            >>> record = ClusterRecord(name="demo", spec={}, cluster_key=True, key="dtfkey1:secret")
+            >>> "key" in record.public(), record.public()["cluster_key"]
+            (False, True)
+        """
+        data = asdict(self)
+        del data["path"], data["key"]
+        return data
 
 
 def runtime_dir() -> str:
@@ -414,6 +433,37 @@ def _scan(clean: bool) -> tuple[list[ClusterRecord], list[str]]:
         elif clean and _remove_or_warn(path, record, file_id):
             removed.append(path)
     return sorted(live, key=lambda r: r.started), removed
+
+
+def key_for_address(address: str) -> ClusterKey | None:
+    """The key of the running cluster, of this user, that has a task at ``address`` (None: no such cluster, or it
+    runs without a key). Only files owned by this user count, so a file planted in a shared runtime directory
+    cannot hand out a key.
+
+    Example:
+        >>> import tempfile
+        >>> os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp()
+        >>> key = ClusterKey.generate()
+        >>> record = claim(ClusterRecord(name="k", spec={"ps": ["127.0.0.1:2222"]}, cluster_key=True, key=key.text))
+        >>> key_for_address("127.0.0.1:2222") == key, key_for_address("127.0.0.1:2223")
+        (True, None)
+        >>> remove(record); del os.environ["JUPYTER_RUNTIME_DIR"]
+    """
+    for path in _all_files():
+        try:
+            if os.stat(path).st_uid != os.geteuid():
+                continue
+            record, _ = _load(path)
+        except OSError:
+            continue
+        if record is None or not record.key or record.is_stale():
+            continue
+        if any(address in addresses for addresses in record.spec.values()):
+            try:
+                return ClusterKey.parse(record.key)
+            except ValueError:
+                _log.warning("Cluster file %s holds a malformed key; ignoring it", path)
+    return None
 
 
 def list_clusters(clean: bool = True) -> list[ClusterRecord]:

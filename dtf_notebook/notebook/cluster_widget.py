@@ -26,7 +26,8 @@ import time
 from typing import Any
 
 from dtf_notebook import errors
-from dtf_notebook.distributed.transport import shared_client
+from dtf_notebook.distributed.cluster_key import ClusterKey
+from dtf_notebook.distributed.transport import client_for
 from dtf_notebook.framework import dtypes
 from dtf_notebook.notebook.local_cluster import LocalCluster
 from dtf_notebook.notebook.widget_fallback import html_table, text_table, widgets_available
@@ -67,10 +68,11 @@ def process_memory(pid: int) -> int | None:
         return None
 
 
-def variables_held(address: str, cluster_key: str | None = None, timeout: float = 1.0) -> tuple[int, int] | None:
+def variables_held(address: str, cluster_key: ClusterKey | None = None, timeout: float = 1.0) -> tuple[int, int] | None:
     """How many variables the task at ``address`` holds and their bytes (initialized ones only hold memory).
 
-    Returns None when the task does not answer within ``timeout`` seconds.
+    Returns None when the task does not answer within ``timeout`` seconds. The key is the one this process
+    knows for ``address`` unless ``cluster_key`` is given.
 
     Example:
         >>> from dtf_notebook.notebook.local_cluster import LocalCluster
@@ -79,7 +81,7 @@ def variables_held(address: str, cluster_key: str | None = None, timeout: float 
         (0, 0)
     """
     try:
-        reply, _ = shared_client(cluster_key).call(address, "ListVariables", {}, timeout=timeout)
+        reply, _ = client_for(address, cluster_key).call(address, "ListVariables", {}, timeout=timeout)
     except errors.OpError:
         return None
     total = 0
@@ -90,7 +92,7 @@ def variables_held(address: str, cluster_key: str | None = None, timeout: float 
 
 
 def task_rows(
-    cluster: LocalCluster, cluster_key: str | None = None, timeout: float = 1.0, variables: bool = True
+    cluster: LocalCluster, cluster_key: ClusterKey | None = None, timeout: float = 1.0, variables: bool = True
 ) -> list[dict[str, Any]]:
     """The table of ``cluster``'s tasks: one dict per task with the keys of :data:`COLUMNS`.
 
@@ -161,7 +163,7 @@ class ClusterWidget:
         cluster: The cluster to show (started, or connected to).
         interval: Seconds between refreshes of the live grid.
         use_widgets: Build the ipywidgets grid (default: when running in a kernel with ipywidgets).
-        cluster_key: The cluster's key, when its tasks accept only peers holding it.
+        cluster_key: The cluster's key (default: the one its tasks' addresses are known by in this process).
 
     Attributes:
         widget: The ipywidgets ``VBox`` shown, or None for the HTML/text form.
@@ -182,7 +184,7 @@ class ClusterWidget:
         cluster: LocalCluster,
         interval: float = 1.0,
         use_widgets: bool | None = None,
-        cluster_key: str | None = None,
+        cluster_key: ClusterKey | None = None,
     ) -> None:
         self.cluster, self.interval, self.cluster_key = cluster, interval, cluster_key
         self.message = ""

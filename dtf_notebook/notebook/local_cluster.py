@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import html
 import json
 import os
@@ -43,17 +44,22 @@ import tempfile
 import threading
 import time
 import warnings
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from dtf_notebook import errors
+from dtf_notebook.distributed import keyring
+from dtf_notebook.distributed.cluster_key import ClusterKey, write_key_file
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.launcher import free_port
+from dtf_notebook.distributed.peer_limits import PeerLimits
 from dtf_notebook.distributed.transport import shared_client
 from dtf_notebook.notebook import cluster_files
 from dtf_notebook.notebook.pids import stop_pids
 from dtf_notebook.notebook.task_processes import TaskProcess, fork_task, subprocess_task
 from dtf_notebook.notebook.template_client import TemplateError, fork_available, shared_template
+from dtf_notebook.runtime.file_access import FileAccess
 
 __all__ = ["ClusterStartError", "LocalCluster", "TaskInfo", "prewarm", "running_clusters"]
 
@@ -137,7 +143,13 @@ class LocalCluster:
         name: The cluster's name (default: the first free ``local-N``); names its cluster file.
         threads: torch threads per task, at least 1 (the machine's cores are shared by all tasks).
         ports: Fixed ports (1 to 65535) for some tasks, e.g. ``{"ps": [2222]}``; the others get free ports.
-        cluster_key: A shared secret: tasks then accept only CurveZMQ peers holding it.
+        cluster_key: The key the tasks require of every peer (a :class:`ClusterKey`, a ``dtfkey1:`` text, or a
+            passphrase, salted with the cluster's name). By default a new random key: the cluster is *locked*,
+            and only this user's processes reach it, through the cluster file (owner-only) that carries the key.
+            ``False`` runs the tasks without a key: every process of this machine can then open sessions on them,
+            read and change their variables, and read and write files wherever they may (a warning says so).
+        file_roots: Directories outside which no task reads or writes a file (checkpoints); default: anywhere.
+        peer_limits: Caps on what one peer may hold of a task at once (sessions, requests and bytes in flight).
         start_method: ``"fork"`` (from the template; the default where available) or ``"subprocess"``.
         start_timeout: Seconds allowed for the whole start.
         log_dir: Where task logs go (default: a temporary directory removed by :meth:`stop`).
@@ -163,10 +175,12 @@ class LocalCluster:
         threads: int = 1,
         host: str = "127.0.0.1",
         ports: dict[str, list[int]] | None = None,
-        cluster_key: str | None = None,
+        cluster_key: ClusterKey | str | bool | None = None,
         start_method: str | None = None,
         start_timeout: float = 60.0,
         log_dir: str | None = None,
+        file_roots: Sequence[str] | None = None,
+        peer_limits: PeerLimits | None = None,
     ) -> None:
         jobs = dict(jobs) if jobs is not None else {"ps": ps, "worker": workers}
         for job, count in jobs.items():
@@ -202,7 +216,13 @@ class LocalCluster:
             job: [f"{host}:{port}" for port in self._ports(fixed.get(job, []), n, host)] for job, n in self.jobs.items()
         }
         ClusterSpec(self._spec)  # names a job name that device names cannot hold
-        self._key = cluster_key
+        if cluster_key is not None and not isinstance(cluster_key, (ClusterKey, str, bool)):
+            raise ValueError(f"cluster_key must be a ClusterKey, a key text, True or False, not {cluster_key!r}")
+        self._key_choice = cluster_key
+        self._key: ClusterKey | None = None  # decided at start(): a passphrase is salted with the cluster's name
+        self.file_roots = None if file_roots is None else [os.path.abspath(str(r)) for r in file_roots]
+        FileAccess(self.file_roots)  # a root that does not exist is an error now, not in every task
+        self.peer_limits = peer_limits
         self._log_root, self._own_log_dir, self._log_dir = log_dir, log_dir is None, ""
         self._tasks: dict[tuple[str, int], TaskProcess] = {}
         self._record: cluster_files.ClusterRecord | None = None
@@ -278,7 +298,12 @@ class LocalCluster:
         if job != "ps" and virtual:
             args += ["--virtual-gpus", str(virtual)]
         if self._key is not None:
-            args += ["--cluster-key-file", os.path.join(self._log_dir, "cluster.key")]
+            args += ["--key-file", os.path.join(self._log_dir, "cluster.key")]
+        for root in self.file_roots or ():
+            args += ["--file-root", root]
+        if self.peer_limits is not None:
+            for name, value in asdict(self.peer_limits).items():
+                args += [f"--{name.replace('_', '-')}-per-peer", str(value)]
         return args
 
     def _real_gpus(self) -> int:
@@ -367,10 +392,23 @@ class LocalCluster:
                 self._fall_back(e, stacklevel=3)
         # What killed kernels left where no template cleaned up (killed too, or plain processes); never fails.
         cluster_files.clean_stale()
-        self._record = cluster_files.claim(
-            cluster_files.ClusterRecord(name=self.name, spec=self.spec, cluster_key=self._key is not None)
-        )
+        self._record = cluster_files.claim(cluster_files.ClusterRecord(name=self.name, spec=self.spec))
         self.name = self._record.name
+        try:
+            self._key = self._decide_key()
+        except ValueError:
+            cluster_files.remove(self._record)
+            self._record = None
+            raise
+        self._record.cluster_key, self._record.key = self._key is not None, self._key.text if self._key else ""
+        if self._key is None:
+            warnings.warn(
+                f"Cluster {self.name!r} runs without a key (cluster_key=False): every process on this machine can "
+                "open sessions on its tasks, read and change their variables and read or write files wherever "
+                "they may",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         real, compute = self._real_gpus(), sum(n for job, n in self.jobs.items() if job != "ps")
         if real and compute * (self.gpus_per_worker or 0) > real:
             warnings.warn(
@@ -383,8 +421,10 @@ class LocalCluster:
             os.makedirs(self._log_dir, exist_ok=True)
             if self._key is not None:
                 key_file = os.path.join(self._log_dir, "cluster.key")
-                with open(os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-                    f.write(self._key)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(key_file)  # a kept log directory: the key of an earlier start
+                write_key_file(key_file, self._key)
+            keyring.remember(self.addresses, self._key)
             self._record.log_dir, self._record.temporary_logs = self._log_dir, self._own_log_dir
             for job, n in self.jobs.items():
                 for index in range(n):
@@ -399,6 +439,34 @@ class LocalCluster:
             _running[id(self)] = self
         self.startup_seconds = time.monotonic() - began
         return self
+
+    def _decide_key(self) -> ClusterKey | None:
+        choice = self._key_choice
+        if choice is False:
+            return None
+        if isinstance(choice, ClusterKey):
+            return choice
+        if isinstance(choice, str):
+            return ClusterKey.parse(choice, salt=f"dtf_notebook local cluster {self.name}")
+        return ClusterKey.generate()
+
+    @property
+    def addresses(self) -> list[str]:
+        """Every task's ``host:port``."""
+        return [address for addresses in self._spec.values() for address in addresses]
+
+    @property
+    def cluster_key(self) -> ClusterKey | None:
+        """The key the tasks require (None: started with ``cluster_key=False``, or not started yet). Sessions of
+        this process find it by the tasks' addresses; give ``cluster_key.text`` to a process that cannot."""
+        return self._key
+
+    @property
+    def locked(self) -> bool:
+        """Whether the tasks require a key (they do unless started with ``cluster_key=False``)."""
+        if self._record is not None:
+            return self._record.cluster_key
+        return self._key_choice is not False
 
     def _write_record(self) -> None:
         if self._record is not None:
@@ -463,6 +531,7 @@ class LocalCluster:
         if self._record is not None:
             cluster_files.remove(self._record)
             self._record = None
+        keyring.forget(self.addresses)
         if self._own_log_dir and self._log_dir:
             shutil.rmtree(self._log_dir, ignore_errors=True)
         if left:
@@ -476,13 +545,18 @@ class LocalCluster:
 
     # ---- another kernel's cluster -------------------------------------------------------------
     @classmethod
-    def connect(cls, name_or_file: str, cluster_key: str | None = None, timeout: float = 5.0) -> LocalCluster:
+    def connect(
+        cls, name_or_file: str, cluster_key: ClusterKey | str | None = None, timeout: float = 5.0
+    ) -> LocalCluster:
         """Attaches to a cluster another process started, by name or cluster file path.
 
-        The result can give targets, list, kill and stop the tasks (by pid: they are not our children).
+        The result can give targets, list, kill and stop the tasks (by pid: they are not our children). A locked
+        cluster's key comes from its cluster file (``cluster_key`` overrides it); sessions of this process then
+        find it by the tasks' addresses.
 
         Raises:
             ClusterNotFoundError: no such cluster, or it is no longer running.
+            ValueError: the key is malformed.
         """
         record = cluster_files.find(name_or_file)
         if record.is_stale():
@@ -491,8 +565,14 @@ class LocalCluster:
                 f"Cluster {record.name!r} is no longer running (its process {record.owner_pid} and tasks are gone)"
             )
         cluster = cls(jobs={job: len(addresses) for job, addresses in record.spec.items()}, name=record.name)
+        if isinstance(cluster_key, str):
+            cluster_key = ClusterKey.parse(cluster_key, salt=f"dtf_notebook local cluster {record.name}")
+        if cluster_key is None and record.key:
+            cluster_key = ClusterKey.parse(record.key)
         cluster._spec, cluster._key, cluster._owned, cluster._record = record.spec, cluster_key, False, record
+        cluster._key_choice = cluster_key if cluster_key is not None else (None if record.cluster_key else False)
         cluster._log_dir, cluster._own_log_dir = record.log_dir, record.temporary_logs
+        keyring.remember(cluster.addresses, cluster_key)
         for row in record.tasks:
             task = TaskProcess(row["job"], row["task"], row["address"], row["pid"], row["log"], row["start_ticks"])
             cluster._tasks[(task.job, task.index)] = task

@@ -4,6 +4,7 @@
 
     %dtf_cluster start [--ps N] [--workers M] [--job NAME=N ...] [--virtual-gpus K] [--gpus-per-worker G]
                        [--name NAME] [--var NAME] [--port JOB=PORT[,PORT...]] [--stream-logs]
+                       [--file-root DIR] [--no-auth]
     %dtf_cluster status [NAME]            the live task table (returns it: w = %dtf_cluster status)
     %dtf_cluster stop [--all] [NAME]
     %dtf_cluster restart JOB:TASK         %dtf_cluster kill JOB:TASK
@@ -165,6 +166,12 @@ def _check_ports_free(ports: dict[str, list[int]]) -> None:
 @argument("--port", action="append", default=[], metavar="JOB=PORT[,PORT...]", help="fixed ports (repeatable)")
 @argument("--threads", type=int, default=1, metavar="T", help="torch threads per task (default 1)")
 @argument("--stream-logs", action="store_true", help="show the tasks' output as it comes")
+@argument("--file-root", action="append", default=None, metavar="DIR", help="confine the tasks' files to DIR")
+@argument(
+    "--no-auth",
+    action="store_true",
+    help="no key: every process of this machine may then run ops on the tasks (default: locked by a random key)",
+)
 def _start_args() -> None:
     """Start a local cluster, bind it to a variable and show its live task table."""
 
@@ -354,6 +361,8 @@ class ClusterMagics(Magics):
                 name=args.name,
                 threads=args.threads,
                 ports=ports,
+                cluster_key=False if args.no_auth else None,
+                file_roots=args.file_root,
             )
         with _plain_errors():
             cluster.start()

@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dtf_notebook import errors
+from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
-from dtf_notebook.distributed.transport import shared_client
+from dtf_notebook.distributed.transport import client_for
 from dtf_notebook.notebook.sparkline import histogram_svg, sparkline
 from dtf_notebook.notebook.widget_fallback import html_table, text_table, widgets_available
 
@@ -42,14 +43,16 @@ _COLUMNS = ["task", "name", "container", "shape", "dtype", "device", "min", "max
 Key = tuple[str, str, str]  # (task, container, name)
 
 
-def cluster_tasks(target_or_cluster: Any, cluster_key: str | None = None, timeout: float = 5.0) -> dict[str, str]:
+def cluster_tasks(
+    target_or_cluster: Any, cluster_key: ClusterKey | None = None, timeout: float = 5.0
+) -> dict[str, str]:
     """Task name → address of every task of a cluster.
 
     Args:
         target_or_cluster: A session target (``zmq://host:port`` / ``grpc://host:port``, whose server is
             asked for its cluster), a ClusterSpec, a dict ``{job: [addresses]}``, or an object with a
             ``spec`` attribute holding one of those (a LocalCluster, a ProcessCluster).
-        cluster_key: The cluster's CurveZMQ key, if it uses one.
+        cluster_key: The cluster's key (default: the one this process knows for the target's address).
         timeout: Seconds to wait for a target's server to answer.
 
     Raises:
@@ -63,7 +66,7 @@ def cluster_tasks(target_or_cluster: Any, cluster_key: str | None = None, timeou
     spec = getattr(target_or_cluster, "spec", target_or_cluster)
     if isinstance(spec, str):
         address = spec.split("://", 1)[-1].rstrip("/")
-        reply, _ = shared_client(cluster_key).call(address, "GetClusterSpec", {}, timeout=timeout)
+        reply, _ = client_for(address, cluster_key).call(address, "GetClusterSpec", {}, timeout=timeout)
         spec = reply["cluster"]
     if not isinstance(spec, ClusterSpec | Mapping):
         raise TypeError(
@@ -104,7 +107,7 @@ class VariableWatcher:
         refresh: Seconds between refreshes.
         history: How many norms to keep per variable (for the sparklines).
         timeout: Seconds to wait for a task's answer before marking it unavailable for this refresh.
-        cluster_key: The cluster's CurveZMQ key, if it uses one.
+        cluster_key: The cluster's key (default: the one this process knows for its tasks' addresses).
         start: Start refreshing now (False: call :meth:`poll` or :meth:`start` yourself).
 
     Raises:
@@ -134,7 +137,7 @@ class VariableWatcher:
         refresh: float = 0.5,
         history: int = 120,
         timeout: float = 2.0,
-        cluster_key: str | None = None,
+        cluster_key: ClusterKey | None = None,
         start: bool = True,
     ) -> None:
         if refresh <= 0:
@@ -142,7 +145,7 @@ class VariableWatcher:
         self.tasks = cluster_tasks(target_or_cluster, cluster_key, timeout)
         self.containers = _containers(containers)
         self.refresh, self.timeout, self._history_len = refresh, timeout, history
-        self._client = shared_client(cluster_key)
+        self._client = client_for(next(iter(self.tasks.values()), ""), cluster_key)
         self.rows: list[dict[str, Any]] = []
         self.history: dict[Key, list[tuple[float, float]]] = {}
         self._norms: dict[Key, collections.deque[tuple[float, float]]] = {}

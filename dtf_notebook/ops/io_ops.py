@@ -13,6 +13,12 @@ Paths are local paths or fsspec URLs (see :mod:`dtf_notebook.runtime.checkpoint_
 written on several machines can only be merged and read back through a filesystem or object
 store that every task sees (a shared mount, ``s3://``, ``gs://``, ...).
 
+Every path a kernel touches is first checked against its task's file roots
+(:class:`~dtf_notebook.runtime.file_access.FileAccess`), and the file names that travel between
+kernels (a shard's final and temporary names) must be exactly the names its prefix and shard
+number give, in the prefix's directory: a description naming ``../elsewhere`` or ``/etc/x`` is
+refused before any file is touched.
+
 Example:
     >>> import dtf_notebook as tf
     >>> with tf.Graph().as_default():
@@ -130,9 +136,10 @@ def _save_kernel(op: Any, ctx: Any):
     shard, num_shards = op.get_attr("shard"), op.get_attr("num_shards")
     device = ctx.device_name
     origin = {"task": _task_of(device), "device": device, "pid": os.getpid(), "host": socket.gethostname()}
+    files = ctx.state.files
 
     def run(prefix: Any, *tensors: Any) -> np.ndarray:
-        final = fmt.shard_filename(_as_str(prefix), shard, num_shards)
+        final = files.check(fmt.shard_filename(_as_str(prefix), shard, num_shards), "write")
         metadata = {"format": fmt.FORMAT, **{k: str(v) for k, v in origin.items()}}
         data, entries = fmt.encode_shard(list(zip(names, specs, tensors)), metadata)
         temp = checkpoint_files.write_temp(final, data)
@@ -185,32 +192,51 @@ def merge_checkpoint_shards(prefix: Any, shard_descriptions: Sequence[Any], name
     return make_op("MergeCheckpointShards", inputs, {}, name=name or "MergeCheckpointShards").outputs[0]
 
 
-def _parse_description(value: Any) -> dict[str, Any]:
+def _parse_description(value: Any, prefix: str) -> dict[str, Any]:
+    """A save kernel's description of its shard, checked: its file names must be exactly those its prefix and
+    shard number give (no directory, no ``..``), so no description can make a merge touch another file."""
     try:
         described = json.loads(_as_str(value))
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise errors.InvalidArgumentError(None, None, f"Malformed shard description: {e}") from None
+    if not isinstance(described, dict):
+        raise errors.InvalidArgumentError(None, None, "Malformed shard description: not a JSON object")
     missing = {"shard", "num_shards", "file", "temp", "entries"} - set(described)
     if missing:
         raise errors.InvalidArgumentError(None, None, f"Shard description lacks {sorted(missing)}")
+    shard, num_shards = described["shard"], described["num_shards"]
+    if type(shard) is not int or type(num_shards) is not int or not 0 <= shard < num_shards < 100_000:
+        raise errors.InvalidArgumentError(
+            None, None, f"Shard description has shard {shard!r} of {num_shards!r}, not a shard number"
+        )
+    final, temp = fmt.expected_shard_files(prefix, shard, num_shards)
+    if described["file"] != final or not isinstance(described["temp"], str) or not temp.match(described["temp"]):
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"Shard description of shard {shard} of {prefix} names file {described['file']!r} and temporary "
+            f"file {described['temp']!r}; they must be {final!r} and {final}.tmp-<32 hex digits>",
+        )
     return described
 
 
 def _merge_kernel(op: Any, ctx: Any):
     here = _task_of(ctx.device_name)
+    files = ctx.state.files
 
     def run(prefix: Any, *descriptions: Any) -> np.ndarray:
         prefix_str = _as_str(prefix)
         directory = checkpoint_files.dirname(prefix_str)
-        shards = [_parse_description(d) for d in descriptions]
+        shards = [_parse_description(d, prefix_str) for d in descriptions]
         index = fmt.build_index(shards)  # every consistency check before any file is touched
-        index_path = fmt.index_filename(prefix_str)
+        index_path = files.check(fmt.index_filename(prefix_str), "write")
+        temps = [files.check(checkpoint_files.join(directory, s["temp"]), "rename") for s in shards]
+        finals = [files.check(checkpoint_files.join(directory, s["file"]), "write") for s in shards]
         # An older checkpoint saved under the same prefix stops existing first: a crash below then leaves
         # no index at all, never an old index naming new shard files.
         checkpoint_files.remove(index_path, missing_ok=True)
-        temps = [checkpoint_files.join(directory, s["temp"]) for s in shards]
         try:
-            for s, temp in zip(shards, temps):
+            for s, temp, final in zip(shards, temps, finals):
                 if not checkpoint_files.exists(temp):
                     raise errors.NotFoundError(
                         None,
@@ -220,7 +246,7 @@ def _merge_kernel(op: Any, ctx: Any):
                         "cluster of several machines need a filesystem or object store that every task sees "
                         "(a shared mount, s3://, gs://, ...)",
                     )
-                checkpoint_files.move(temp, checkpoint_files.join(directory, s["file"]))
+                checkpoint_files.move(temp, final)
             checkpoint_files.write_atomic(index_path, fmt.encode_index(index))
         except BaseException:
             for temp in temps:  # leave no stray temporary shards behind a failed save
@@ -327,9 +353,10 @@ def _restore_kernel(op: Any, ctx: Any):
         zip(op.get_attr("tensor_names"), op.get_attr("slice_specs"), op.get_attr("dtypes"), op.get_attr("shapes"))
     )
     reshape = op.get_attr("reshape")
+    files = ctx.state.files
 
     def run(prefix: Any) -> Any:
-        reader = CheckpointReader(_as_str(prefix))
+        reader = CheckpointReader(_as_str(prefix), files)
         out = [_checked_value(reader, name, spec, dtype, shape, reshape) for name, spec, dtype, shape in wanted]
         return out[0] if len(out) == 1 else tuple(out)
 

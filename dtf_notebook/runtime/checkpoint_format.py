@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,6 +70,45 @@ def shard_filename(prefix: str, shard: int, num_shards: int) -> str:
         'model.ckpt.data-00001-of-00003.safetensors'
     """
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}{DATA_SUFFIX}"
+
+
+_SHARD_FILE = re.compile(r"[^/\\]+\.data-[0-9]{5}-of-[0-9]{5}" + re.escape(DATA_SUFFIX) + r"\Z")
+_TEMP_SUFFIX = re.compile(r"\.tmp-[0-9a-f]{32}\Z")
+
+
+def check_shard_file(name: Any, where: str) -> str:
+    """``name`` if it is a plain shard file name (``<prefix>.data-NNNNN-of-NNNNN.safetensors``, no directory),
+    as an index or a save kernel reports it; anything else could point outside the checkpoint's directory.
+
+    Raises:
+        DataLossError: it is not (``where`` names the index or message that held it).
+
+    Example:
+        >>> check_shard_file("model.data-00000-of-00001.safetensors", "model.index.json")
+        'model.data-00000-of-00001.safetensors'
+        >>> check_shard_file("../../etc/passwd", "model.index.json")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        dtf_notebook.errors.DataLossError: model.index.json names shard file '../../etc/passwd', which is not a ...
+    """
+    if not isinstance(name, str) or not _SHARD_FILE.match(name):
+        raise errors.DataLossError(
+            None, None, f"{where} names shard file {name!r}, which is not a shard file name of this directory"
+        )
+    return name
+
+
+def expected_shard_files(prefix: str, shard: int, num_shards: int) -> tuple[str, re.Pattern[str]]:
+    """The exact file name shard ``shard`` of ``num_shards`` of ``prefix`` has, and the pattern of its temporary
+    names (what a save kernel may report), both without a directory.
+
+    Example:
+        >>> final, temp = expected_shard_files("/run/model", 0, 2)
+        >>> final, bool(temp.match(final + ".tmp-" + "0" * 32)), bool(temp.match("../" + final))
+        ('model.data-00000-of-00002.safetensors', True, False)
+    """
+    final = shard_filename(prefix, shard, num_shards).rsplit("/", 1)[-1]
+    return final, re.compile(re.escape(final) + _TEMP_SUFFIX.pattern)
 
 
 # ---- slice specs ----------------------------------------------------------------------------------

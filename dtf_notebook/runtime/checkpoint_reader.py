@@ -34,6 +34,7 @@ from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
 from dtf_notebook.runtime import checkpoint_files, values
 from dtf_notebook.runtime import checkpoint_format as fmt
+from dtf_notebook.runtime.file_access import FileAccess
 
 
 class _ShardFile:
@@ -65,6 +66,11 @@ class _ShardFile:
 class CheckpointReader:
     """Reads the tensors of the checkpoint ``prefix``.
 
+    Args:
+        prefix: The checkpoint's prefix (a local path or fsspec URL).
+        files: Where the reading process may read (a task's file roots): the index and every shard file are
+            checked against it. Shard files must be plain names in the prefix's directory, whatever the index says.
+
     Raises:
         NotFoundError: there is no checkpoint with that prefix (its index file is missing).
         DataLossError: the index is not a checkpoint index of this format.
@@ -79,9 +85,11 @@ class CheckpointReader:
         (['w'], tf.float32, [1.0, 1.0])
     """
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, files: FileAccess | None = None) -> None:
         self.prefix = prefix
         self.index_path = fmt.index_filename(prefix)
+        self._files = files or FileAccess()
+        self._files.check(self.index_path, "read")
         if not checkpoint_files.exists(self.index_path):
             raise errors.NotFoundError(
                 None,
@@ -127,7 +135,9 @@ class CheckpointReader:
             info = next((s for s in self.index["shards"] if s.get("shard") == number), None)
             if info is None:
                 raise errors.DataLossError(None, None, f"{self.index_path} lists no shard {number}")
-            shard = self._shards[number] = _ShardFile(checkpoint_files.join(self._directory, info["file"]))
+            name = fmt.check_shard_file(info.get("file"), self.index_path)
+            path = self._files.check(checkpoint_files.join(self._directory, name), "read")
+            shard = self._shards[number] = _ShardFile(path)
         return shard
 
     def read(self, name: str, spec: str = "") -> Any:

@@ -32,6 +32,7 @@ from dtf_notebook import errors
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.runtime.devices import LocalDevice
+from dtf_notebook.runtime.file_access import FileAccess
 from dtf_notebook.runtime.resources import ResourceMgr
 
 
@@ -42,15 +43,17 @@ class ExecutionState:
     Attributes:
         resources: The resource containers (variables, queues).
         generators: Random generators by node name, so each random op continues its sequence across runs.
+        files: Where kernels may read and write files (a task's file roots; anywhere by default).
 
     Example:
         >>> state = ExecutionState()
-        >>> type(state.resources).__name__, state.generators
-        ('ResourceMgr', {})
+        >>> type(state.resources).__name__, state.generators, state.files.confined
+        ('ResourceMgr', {}, False)
     """
 
     resources: ResourceMgr = field(default_factory=ResourceMgr)
     generators: dict[str, torch.Generator] = field(default_factory=dict)
+    files: FileAccess = field(default_factory=FileAccess)
 
 
 @dataclass

@@ -25,10 +25,13 @@ with tf.Session(sys.argv[1]) as sess:
 """
 
 
-def run_client(script: str, *args: str, timeout: float = 120) -> str:
-    """Runs a client script in its own process and returns its stdout (raises on failure)."""
+def run_client(script: str, *args: str, timeout: float = 120, env: dict[str, str] | None = None) -> str:
+    """Runs a client script in its own process and returns its stdout (raises on failure).
+
+    ``env`` defaults to :func:`task_env`; a client of a locked ProcessCluster takes ``cluster.client_env()``.
+    """
     result = subprocess.run(
-        [sys.executable, "-c", script, *args], env=task_env(), capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-c", script, *args], env=env or task_env(), capture_output=True, text=True, timeout=timeout
     )
     if result.returncode != 0:
         raise RuntimeError(f"client failed ({result.returncode}): {result.stderr[-3000:]}")

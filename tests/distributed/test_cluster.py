@@ -54,8 +54,9 @@ def test_grpc_alias_and_feeds_and_fetch_structures(cluster):
 
 
 def test_seed_002_shared_variable_across_clients_and_reset(cluster):
-    assert run_client(SIMPLE_CLIENT, cluster.target("worker", 0), "init").strip() == "1.0"
-    assert run_client(SIMPLE_CLIENT, cluster.target("worker", 1)).strip() == "2.0"
+    env = cluster.client_env()  # a client in its own process takes the locked cluster's key file
+    assert run_client(SIMPLE_CLIENT, cluster.target("worker", 0), "init", env=env).strip() == "1.0"
+    assert run_client(SIMPLE_CLIENT, cluster.target("worker", 1), env=env).strip() == "2.0"
     tf.Session.reset(cluster.target("worker", 0))
     x = tf.Variable(0.0, name="x")
     with tf.Session(cluster.target("worker", 1)) as sess:
@@ -99,7 +100,7 @@ def test_concurrent_client_processes_lose_no_update(cluster):
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", COUNTING_CLIENT, cluster.target("worker", i % 2), str(steps)],
-            env=task_env(),
+            env=cluster.client_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -32,7 +32,7 @@ def test_a_cluster_on_ipv6_loopback_runs_steps_across_tasks():
         with tf.Session(cluster.target("worker", 0)) as sess:
             sess.run(v.initializer)
             assert sess.run(tripled) == 6.0
-        client = Client(dead_after=5.0)
+        client = Client(cluster.cluster_key, dead_after=5.0)  # a raw client of a locked cluster needs its key
         try:
             reply, _ = client.call(cluster.spec["ps"][0], "GetStatus", {}, timeout=30)
             assert reply["job"] == "ps"

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tests.distributed.cluster_util import ProcessCluster, task_env
+from tests.distributed.cluster_util import ProcessCluster
 
 pytestmark = pytest.mark.cluster
 
@@ -51,10 +51,10 @@ print("done", flush=True)
 """
 
 
-def _start_client(*args: str) -> subprocess.Popen:
+def _start_client(cluster: ProcessCluster, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", TRAINER, *args],
-        env=task_env(),
+        env=cluster.client_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -79,7 +79,7 @@ def _steps(lines: list[str]) -> list[tuple[int, float]]:
 def test_chief_recovers_from_a_parameter_server_restart_by_restoring_the_checkpoint(tmp_path):
     last_step = 40
     with ProcessCluster({"ps": 1, "worker": 1}) as cluster:
-        proc = _start_client(cluster.target("worker", 0), "chief", str(last_step), str(tmp_path))
+        proc = _start_client(cluster, cluster.target("worker", 0), "chief", str(last_step), str(tmp_path))
         try:
             before = []
             for line in proc.stdout:
@@ -111,10 +111,10 @@ def test_chief_recovers_from_a_parameter_server_restart_by_restoring_the_checkpo
 def test_non_chief_worker_waits_for_the_chief_then_trains():
     last_step = 30
     with ProcessCluster({"ps": 1, "worker": 2}) as cluster:
-        worker = _start_client(cluster.target("worker", 1), "worker", str(last_step))
+        worker = _start_client(cluster, cluster.target("worker", 1), "worker", str(last_step))
         try:
             time.sleep(3.0)  # the worker is polling the uninitialised model meanwhile
-            chief = _start_client(cluster.target("worker", 0), "chief", str(last_step))
+            chief = _start_client(cluster, cluster.target("worker", 0), "chief", str(last_step))
         except BaseException:
             worker.kill()
             raise
@@ -170,10 +170,10 @@ print("done", flush=True)
 class _Trainer:
     """A client process whose stdout and stderr lines are collected as they come (neither pipe can fill up)."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, cluster: ProcessCluster, *args: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", SGD_TRAINER, *args],
-            env=task_env(),
+            env=cluster.client_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -230,8 +230,8 @@ class _Trainer:
 def test_both_workers_recover_from_a_parameter_server_restart_and_training_continues(tmp_path):
     last_step = 120
     with ProcessCluster({"ps": 1, "worker": 2}) as cluster:
-        chief = _Trainer(cluster.target("worker", 0), "0", str(last_step), str(tmp_path))
-        other = _Trainer(cluster.target("worker", 1), "1", str(last_step))
+        chief = _Trainer(cluster, cluster.target("worker", 0), "0", str(last_step), str(tmp_path))
+        other = _Trainer(cluster, cluster.target("worker", 1), "1", str(last_step))
         try:
             # Both train; the chief has checkpointed (every 10 steps) by global step 30.
             chief.wait_for(lambda t: any(s >= 30 for s, _ in t.steps_after(0)))

@@ -58,9 +58,14 @@ def two_hosts():
             subprocess.run(["ip", "netns", "del", host], capture_output=True, timeout=10)
 
 
-def test_tasks_on_separate_hosts(two_hosts):
+def test_tasks_on_separate_hosts(two_hosts, tmp_path):
+    """Two "machines" run a keyed cluster, as the README says to run across machines: a key file made by
+    ``dtf-cluster keygen`` on every task and client. A client with the key trains; one without is refused."""
     (ps_host, ps_ip), (worker_host, worker_ip) = two_hosts
     spec = {"ps": [f"{ps_ip}:2222"], "worker": [f"{worker_ip}:2222"]}
+    key_file = str(tmp_path / "cluster.key")
+    subprocess.run([sys.executable, "-m", "dtf_notebook.notebook.cli", "keygen", key_file], env=task_env(), check=True)
+    keyed = {**task_env(), "DTF_CLUSTER_KEY_FILE": key_file}
     procs = []
     try:
         for host, job in ((ps_host, "ps"), (worker_host, "worker")):
@@ -80,6 +85,8 @@ def test_tasks_on_separate_hosts(two_hosts):
                         job,
                         "--task",
                         "0",
+                        "--key-file",
+                        key_file,
                     ],
                     env=task_env(),
                     stdout=subprocess.PIPE,
@@ -91,18 +98,21 @@ def test_tasks_on_separate_hosts(two_hosts):
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 line = proc.stdout.readline()
+                assert "without a cluster key" not in line  # a keyed task on a network address: no warning
                 if line.startswith("ready") or not line:
                     break
             assert line.startswith("ready"), "task did not start"
-        result = subprocess.run(
-            ["ip", "netns", "exec", worker_host, sys.executable, "-c", CLIENT, f"zmq://{worker_ip}:2222"],
-            env=task_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+
+        def client(env: dict[str, str]) -> subprocess.CompletedProcess:
+            command = ["ip", "netns", "exec", ps_host, sys.executable, "-c", CLIENT, f"zmq://{worker_ip}:2222"]
+            return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+        result = client(keyed)  # from the other machine, with the key
         assert result.returncode == 0, result.stderr[-2000:]
         assert result.stdout.strip() == "[2.0, 4.0]"
+        refused = client(task_env())  # the same, without it
+        assert refused.returncode != 0
+        assert "UnauthenticatedError" in refused.stderr and "this client has none" in refused.stderr
     finally:
         for proc in procs:
             proc.terminate()

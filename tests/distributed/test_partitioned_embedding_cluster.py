@@ -91,7 +91,7 @@ def test_partitioned_embedding_trains_on_three_ps_tasks():
             losses.append(sess.run(loss, {ids: batch}))
             touched_rows = sess.run(rows, {ids: batch[:8]})
             untouched_rows = sess.run(rows, {ids: untouched})
-        client = Client()
+        client = Client(cluster.cluster_key)
         try:
             listed = [client.call(cluster.spec["ps"][i], "ListVariables", {}, timeout=30)[0] for i in range(3)]
             worker_vars = client.call(cluster.spec["worker"][0], "ListVariables", {}, timeout=30)[0]["variables"]

@@ -62,7 +62,7 @@ def _ran_on(sess, fetch, feed_dict=None) -> dict[str, str]:
 def _holders(cluster: LocalCluster) -> dict[str, list[tuple[int, dict]]]:
     """Variable name -> [(ps task index, its ListVariables row)] from every ps task's own report."""
     held: dict[str, list[tuple[int, dict]]] = {}
-    client = Client()
+    client = Client(cluster.cluster_key)  # a raw client of a locked cluster needs its key
     try:
         for i, address in enumerate(cluster.spec["ps"]):
             reply = client.call(address, "ListVariables", {}, timeout=30)[0]
@@ -131,7 +131,7 @@ def test_between_graph_replication_one_client_per_worker(two_workers):
         clients.append(
             subprocess.Popen(
                 [sys.executable, "-c", _between_graph_client(task), *args],
-                env=task_env(),
+                env=task_env(),  # a LocalCluster's clients find its key in its cluster file, as a user's would
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -344,7 +344,7 @@ def test_monitored_training_session_with_only_target_and_is_chief():
             procs.append(
                 subprocess.Popen(
                     [sys.executable, "-c", MONITORED_CLIENT, *args],
-                    env=task_env(),
+                    env=cluster.client_env(),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,

@@ -12,6 +12,7 @@ import zmq
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.transport import Client
 from tests.distributed.cluster_util import ProcessCluster, free_port
 
@@ -28,8 +29,9 @@ def _raw_dealer(address: str) -> zmq.Socket:
 
 @pytest.fixture(scope="module")
 def task():
-    """One task in a process of its own: what garbage reaches in practice."""
-    with ProcessCluster({"local": 1}) as cluster:
+    """One task in a process of its own, run without a key: the garbage a key holder (or any peer of a cluster
+    run with ``--no-auth``) can send. Locked tasks refuse a peer without the key before it sends anything."""
+    with ProcessCluster({"local": 1}, cluster_key=False) as cluster:
         yield cluster
 
 
@@ -143,14 +145,18 @@ def test_unknown_method_is_an_error_reply():
 
 
 def test_keyed_task_process_refuses_peers_without_the_key(tmp_path):
-    key = "correct horse battery staple"
+    passphrase, salt = "correct horse battery staple", "safety-test"
+    key = ClusterKey.parse(passphrase, salt)
     key_file = tmp_path / "cluster.key"
-    key_file.write_text(key + "\n")
-    with ProcessCluster({"local": 1}, extra_args={"local": ["--cluster-key-file", str(key_file)]}) as cluster:
+    key_file.write_text(passphrase + "\n")
+    key_file.chmod(0o600)
+    args = ["--key-file", str(key_file), "--cluster-salt", salt]
+    with ProcessCluster({"local": 1}, extra_args={"local": args}, cluster_key=False) as cluster:
         address = cluster.spec["local"][0]
-        with tf.Session(cluster.target("local"), config=tf.ConfigProto(cluster_key=key)) as sess:
+        config = tf.ConfigProto(cluster_key=passphrase, cluster_key_salt=salt)
+        with tf.Session(cluster.target("local"), config=config) as sess:
             assert sess.run(tf.constant(1.0) + 1.0) == 2.0
-        outsider, wrong = Client(dead_after=1.0), Client(cluster_key="wrong key", dead_after=1.0)
+        outsider, wrong = Client(dead_after=1.0), Client(cluster_key=ClusterKey.generate(), dead_after=1.0)
         try:
             assert not _answers(outsider, address) and not _answers(wrong, address)
             assert not _knows_only_the_public_key(address, key)
@@ -163,23 +169,23 @@ def test_keyed_task_process_refuses_peers_without_the_key(tmp_path):
         finally:
             outsider.close()
             wrong.close()
-        with tf.Session(cluster.target("local"), config=tf.ConfigProto(cluster_key=key)) as sess:
+        with tf.Session(cluster.target("local"), config=config) as sess:
             assert sess.run(tf.constant(2.0) + 1.0) == 3.0  # still serving the key holders
 
 
-def _keyed_server(key: str):
-    return tf.train.Server({"local": [f"127.0.0.1:{free_port()}"]}, config=tf.ConfigProto(cluster_key=key))
+def _keyed_server(key: ClusterKey):
+    return tf.train.Server({"local": [f"127.0.0.1:{free_port()}"]}, config=tf.ConfigProto(cluster_key=key.text))
 
 
 def _answers(client: Client, address: str) -> bool:
     try:
         client.call(address, "GetStatus", {}, timeout=3)
         return True
-    except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError):
+    except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError, tf.errors.UnauthenticatedError):
         return False
 
 
-def _knows_only_the_public_key(address: str, key: str) -> bool:
+def _knows_only_the_public_key(address: str, key: ClusterKey) -> bool:
     """Whether a peer holding the server's public key (not secret) but its own key pair gets an answer."""
     from dtf_notebook.distributed.curve import curve_keys
 
@@ -202,15 +208,16 @@ def _knows_only_the_public_key(address: str, key: str) -> bool:
 def test_several_keyed_servers_in_one_process_share_the_authenticator():
     from dtf_notebook.distributed.curve import _running
 
-    first, same, other = _keyed_server("key one"), _keyed_server("key one"), _keyed_server("key two")
-    clients = {key: Client(cluster_key=key, dead_after=1.0) for key in ("key one", "key two", "wrong")}
+    keys = {name: ClusterKey.generate() for name in ("key one", "key two", "wrong")}
+    first, same, other = _keyed_server(keys["key one"]), _keyed_server(keys["key one"]), _keyed_server(keys["key two"])
+    clients = {name: Client(cluster_key=key, dead_after=1.0) for name, key in keys.items()}
     try:
-        for server, key in ((first, "key one"), (same, "key one"), (other, "key two")):
-            with tf.Session(server.target, config=tf.ConfigProto(cluster_key=key)) as sess:
+        for server, name in ((first, "key one"), (same, "key one"), (other, "key two")):
+            with tf.Session(server.target, config=tf.ConfigProto(cluster_key=keys[name].text)) as sess:
                 assert sess.run(tf.constant(1.0) + 1.0) == 2.0
-            assert _answers(clients[key], server.address)
+            assert _answers(clients[name], server.address)
             assert not _answers(clients["wrong"], server.address)
-            assert not _knows_only_the_public_key(server.address, key)  # refused by the authenticator itself
+            assert not _knows_only_the_public_key(server.address, keys[name])  # refused by the authenticator
         assert not _answers(clients["key two"], first.address) and not _answers(clients["key one"], other.address)
         # Stopping one keyed server leaves the others guarded; a restart on the same port is guarded again.
         first.stop()

@@ -78,7 +78,7 @@ def train(cluster, replicas, total, last_step, max_runs, timeout_ms=30000, num_t
         args = [cluster.target("worker", task), str(task)]
         args += [str(a) for a in (replicas, total, last_step, max_runs[task], timeout_ms, num_tokens)]
         try:
-            out = run_client(TRAINER, *args, timeout=150)
+            out = run_client(TRAINER, *args, timeout=150, env=cluster.client_env())
         except RuntimeError as e:
             failures[task] = e
             return

@@ -59,7 +59,9 @@ def test_empty_listing_json_and_stop_all(capsys):
         assert main(["list", "--json"]) == 0
         (record,) = json.loads(capsys.readouterr().out)
         assert (record["name"], record["state"], record["live_tasks"]) == ("a", "running", 1)
-        assert record["cluster_key"] is False
+        # Locked by default, and a listing never shows the key (only whether there is one).
+        assert record["cluster_key"] is True and "key" not in record
+        assert "dtfkey1:" not in json.dumps(record)
         assert main(["stop", "--all"]) == 0
         assert capsys.readouterr().out == "Stopped cluster 'a' (1 task).\n"
 

@@ -12,7 +12,7 @@ import pytest
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.notebook.variable_watcher import VariableWatcher, cluster_tasks
-from tests.distributed.cluster_util import ProcessCluster, task_env
+from tests.distributed.cluster_util import ProcessCluster
 
 SPEC = {"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223", "127.0.0.1:2224"]}
 
@@ -139,7 +139,7 @@ def test_watching_a_cluster_while_another_process_trains() -> None:
     with ProcessCluster({"ps": 1, "worker": 1}) as cluster:
         trainer = subprocess.Popen(
             [sys.executable, "-c", TRAINER, cluster.target("worker", 0)],
-            env=task_env(),
+            env=cluster.client_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

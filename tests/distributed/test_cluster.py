@@ -239,7 +239,7 @@ def test_server_cli_reads_tf_config():
     import subprocess
     import sys
 
-    from tests.distributed.cluster_util import free_port, task_env
+    from tests.distributed.cluster_util import free_port
 
     address = f"127.0.0.1:{free_port()}"
     env = task_env()

@@ -19,7 +19,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 import pytest
 import torch
 import zmq

@@ -82,6 +82,9 @@ RAW_PEER = r"""
 import sys, zmq
 ctx = zmq.Context()
 s = ctx.socket(zmq.REP)
+if len(sys.argv) > 2:  # CurveZMQ: this peer is the server, with the secret key given
+    s.curve_server = True
+    s.curve_secretkey = sys.argv[2].encode()
 s.bind("tcp://127.0.0.1:" + sys.argv[1])
 print("ready", flush=True)
 while True:
@@ -93,14 +96,23 @@ while True:
 
 
 class RawZmq:
-    """A raw pyzmq REQ/REP pair between this process and a peer process: the baseline."""
+    """A raw pyzmq REQ/REP pair between this process and a peer process: the baseline (over CurveZMQ with
+    ``curve``, the baseline of a keyed cluster)."""
+
+    def __init__(self, curve: bool = False) -> None:
+        self.curve = curve
 
     def __enter__(self) -> RawZmq:
         import zmq
 
         port = free_port()
-        self.peer = start([sys.executable, "-c", RAW_PEER, str(port)], "ready")
+        server_public, server_secret = zmq.curve_keypair()
+        extra = [server_secret.decode()] if self.curve else []
+        self.peer = start([sys.executable, "-c", RAW_PEER, str(port), *extra], "ready")
         self.sock = zmq.Context.instance().socket(zmq.REQ)
+        if self.curve:
+            self.sock.curve_serverkey = server_public
+            self.sock.curve_publickey, self.sock.curve_secretkey = zmq.curve_keypair()
         self.sock.connect(f"tcp://127.0.0.1:{port}")
         for _ in range(200):
             self.ping()
@@ -156,15 +168,18 @@ def latency_of(fn, calls: int) -> float:
     return statistics.median(times)
 
 
-def measure_round(raw: RawZmq, works: dict[str, Workloads], sizes: dict[str, int], repeats: int) -> dict[str, float]:
+def measure_round(
+    raws: dict[str, RawZmq], works: dict[str, Workloads], sizes: dict[str, int], repeats: int
+) -> dict[str, float]:
     """One round: every measurement once, raw and ours (keyless "", keyed "keyed ") back to back, so all see the
     same machine load."""
     calls = max(repeats * 20, 200)
-    row = {"rtt": latency_of(raw.ping, calls)}
+    row = {"rtt": latency_of(raws[""].ping, calls)}
     for prefix, work in works.items():
         row[prefix + "latency"] = latency_of(lambda w=work: w.sess.run(w.inc), calls)
     for label, n in sizes.items():
-        row["raw " + label] = n / timed(lambda n=n: raw.send(n), repeats, min_seconds=0.3)
+        for prefix, raw in raws.items():
+            row[prefix + "raw " + label] = n / timed(lambda n=n, r=raw: r.send(n), repeats, min_seconds=0.3)
         for prefix, w in works.items():
             run = w.sess.run
             row[prefix + "worker " + label] = n / timed(
@@ -195,8 +210,9 @@ def ours(sizes: dict[str, int], repeats: int, rounds: int, key_file: str) -> lis
         configs = {"": None, "keyed ": tf.ConfigProto(cluster_key=read_key_file(key_file))}
         works = {p: Workloads(tf, "zmq://" + specs[p]["worker"][0], sizes, configs[p]) for p in specs}
         try:
-            with RawZmq() as raw:
-                return [measure_round(raw, works, sizes, repeats) for _ in range(rounds)]
+            with RawZmq() as raw, RawZmq(curve=True) as raw_curve:
+                raws = {"": raw, "keyed ": raw_curve}
+                return [measure_round(raws, works, sizes, repeats) for _ in range(rounds)]
         finally:
             for work in works.values():
                 work.close()
@@ -365,8 +381,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{'TF sess.run(assign_add) latency (us)':44s} {tf_numbers[0] * 1e6:12.1f}")
     print()
     print("With a cluster key (CurveZMQ), measured in the same rounds as the keyless cluster above")
-    print(f"{'measurement':44s} {'keyed':>12s} {'keyless':>11s} {'keyed/keyless':>14s}")
-    print("-" * 84)
+    print(f"{'measurement':44s} {'keyed':>12s} {'keyless':>11s} {'keyed/keyless':>14s} {'keyed vs raw curve':>19s}")
+    print("-" * 104)
     print(
         f"{'assign_add on ps, session in worker (us)':44s} {keyed_in_worker * 1e6:12.1f} {in_worker * 1e6:11.1f} "
         f"{keyed_in_worker / in_worker:13.2f}x   ({keyed_in_worker_ratio:.2f}x raw zmq)"
@@ -376,10 +392,17 @@ def main(argv: list[str] | None = None) -> None:
         f"{latency * 1e6:11.1f} {median_of(rows, 'keyed latency', 'latency'):13.2f}x"
     )
     for label in sizes:
+        curve, plain = median_of(rows, f"keyed raw {label}"), median_of(rows, f"raw {label}")
+        ratio = median_of(rows, f"keyed raw {label}", f"raw {label}")
+        print(f"{'raw zmq one message ' + label + ' (MB/s)':44s} {mb_s(curve):>12s} {mb_s(plain):>11s} {ratio:13.2f}x")
         for what, name in (("worker", "ps->worker"), ("client", "full fetch to client")):
             keyed, plain = median_of(rows, f"keyed {what} {label}"), median_of(rows, f"{what} {label}")
             ratio = median_of(rows, f"keyed {what} {label}", f"{what} {label}")
-            print(f"{name + ' ' + label + ' (MB/s)':44s} {mb_s(keyed):>12s} {mb_s(plain):>11s} {ratio:13.2f}x")
+            vs_raw = median_of(rows, f"keyed {what} {label}", f"keyed raw {label}")
+            print(
+                f"{name + ' ' + label + ' (MB/s)':44s} {mb_s(keyed):>12s} {mb_s(plain):>11s} {ratio:13.2f}x "
+                f"{vs_raw:18.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -94,11 +94,14 @@ def child_env() -> dict[str, str]:
 
 
 # ---- (a) async training ----------------------------------------------------------------------------------
-def cluster_training(duration: float, warmup: int) -> list[tuple[int, float]]:
-    """2 ps server processes + 2 worker processes training at once; (steps, seconds) of each worker."""
+def cluster_training(duration: float, warmup: int, keyed: bool = False) -> list[tuple[int, float]]:
+    """2 ps server processes + 2 worker processes training at once; (steps, seconds) of each worker.
+
+    Keyless by default, as TensorFlow's servers are (comparable with its figures and the earlier ones here);
+    ``keyed`` locks the cluster with a key, which every worker takes from ``DTF_CLUSTER_KEY_FILE``."""
     from dtf_notebook.distributed.launcher import ProcessCluster
 
-    cluster = ProcessCluster({"ps": 2, "worker": 2})
+    cluster = ProcessCluster({"ps": 2, "worker": 2}, cluster_key=None if keyed else False)
     try:
         for index in range(2):
             cluster.start_task("ps", index, wait=False)
@@ -108,8 +111,9 @@ def cluster_training(duration: float, warmup: int) -> list[tuple[int, float]]:
         for task in range(2):
             log = tempfile.NamedTemporaryFile("w+", suffix=f"-worker{task}.log", delete=False)
             args = [json.dumps(cluster.spec), str(task), str(duration), str(warmup), str(BATCH), str(LEARNING_RATE)]
+            env = {**child_env(), **({"DTF_CLUSTER_KEY_FILE": cluster.key_file} if cluster.key_file else {})}
             proc = subprocess.Popen(
-                [sys.executable, "-c", WORKER, *args], env=child_env(), stdout=log, stderr=subprocess.STDOUT
+                [sys.executable, "-c", WORKER, *args], env=env, stdout=log, stderr=subprocess.STDOUT
             )
             logs.append(log.name)
             workers.append(proc)
@@ -198,13 +202,13 @@ def examples_per_second(step: Callable[[], None], duration: float, warmup: int) 
 
 
 # ---- (b) partitioned embedding and (c) sharded checkpoints ---------------------------------------------
-def embedding_and_checkpoints(rows: int, repeats: int) -> dict[str, float]:
+def embedding_and_checkpoints(rows: int, repeats: int, keyed: bool = False) -> dict[str, float]:
     """3 ps + 1 worker server processes; this process is the client. Steps/s of lookups + sparse SGD, and
     save/restore seconds of a sharded checkpoint, next to ``shutil.copyfile`` of the same number of bytes."""
     import dtf_notebook.compat.v1 as tf
     from dtf_notebook.distributed.launcher import ProcessCluster
 
-    with ProcessCluster({"ps": 3, "worker": 1}) as cluster:
+    with ProcessCluster({"ps": 3, "worker": 1}, cluster_key=None if keyed else False) as cluster:
         spec = tf.train.ClusterSpec(cluster.spec)
         with tf.Graph().as_default() as graph:
             with tf.device(tf.train.replica_device_setter(cluster=spec, worker_device="/job:worker/task:0")):
@@ -254,6 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeats", type=int, default=5, help="minimum calls per median of (b) and (c)")
     p.add_argument("--rows", type=int, default=1_000_000, help="rows of the partitioned embedding")
     p.add_argument("--threads", type=int, default=1, help="torch threads of this process (tasks use 1 each)")
+    p.add_argument("--keyed", action="store_true", help="lock the clusters with a cluster key (CurveZMQ)")
     args = p.parse_args(argv)
 
     import torch
@@ -267,19 +272,20 @@ def main(argv: list[str] | None = None) -> None:
         windows: dict[str, list[float]] = {name: [] for name in single}
         for name, step in single.items():
             windows[name] += [examples_per_second(step, args.duration / 2, args.warmup) for _ in range(2)]
-        workers = cluster_training(args.duration, args.warmup)
+        workers = cluster_training(args.duration, args.warmup, args.keyed)
         for name, step in single.items():
             windows[name] += [examples_per_second(step, args.duration / 2, args.warmup) for _ in range(2)]
     plain, local = statistics.median(windows["torch"]), statistics.median(windows["session"])
     cluster = sum(steps * BATCH / seconds for steps, seconds in workers)
-    ckpt = embedding_and_checkpoints(args.rows, args.repeats)
+    ckpt = embedding_and_checkpoints(args.rows, args.repeats, args.keyed)
     mb = ckpt["bytes"] / 1e6
 
     print(
         f"dtf_notebook training benchmark: {os.cpu_count()} cores, load average {load_start:.1f} at the start, "
         f"{os.getloadavg()[0]:.1f} at the end; torch threads {args.threads} here, 1 per task\n"
         f"784-100-10 SGD batch {BATCH}, {args.duration:g} s cluster window, one-process medians of 4 windows of "
-        f"{args.duration / 2:g} s (range); (b)/(c) medians over >= {args.repeats} calls"
+        f"{args.duration / 2:g} s (range); (b)/(c) medians over >= {args.repeats} calls; clusters "
+        + ("locked with a cluster key (--keyed)" if args.keyed else "without a key, as TF's servers")
     )
     print(f"{'measurement':60s} {'value':>10s}  {'ratio':<14s}")
     print("-" * 86)

@@ -14,8 +14,11 @@ averages 2 fresh gradients (one per worker while both run; a worker that is ahea
 other worker has joined, may give both) and stale ones are dropped. Apart from its import line this is a
 plain TensorFlow 1.x script.
 
-On a real cluster, run one process per task (same ``--cluster`` everywhere)::
+On a real cluster, run one process per task (same ``--cluster`` everywhere), each with the cluster's key file
+(made once with ``dtf-cluster keygen cluster.key`` and copied with owner-only permissions), which every
+``tf.train.Server`` and session of the script takes from ``DTF_CLUSTER_KEY_FILE``::
 
+    export DTF_CLUSTER_KEY_FILE=$HOME/cluster.key
     CLUSTER='{"ps": ["ps0:2222", "ps1:2222"], "worker": ["w0:2222", "w1:2222"]}'
     python -m dtf_notebook.examples.between_graph --cluster "$CLUSTER" --job ps --task 0       # on ps0
     python -m dtf_notebook.examples.between_graph --cluster "$CLUSTER" --job ps --task 1       # on ps1
@@ -24,7 +27,8 @@ On a real cluster, run one process per task (same ``--cluster`` everywhere)::
 
 (``python -m dtf_notebook.server --cluster "$CLUSTER" --job ps --task 0`` serves a ps task just as well.)
 On this machine, ``--local-cluster`` does all of it: it starts the 2 ps tasks as server processes and the
-2 workers as client processes of this script, prints their output, and stops every process at the end::
+2 workers as client processes of this script, all holding a new random key, prints their output, and stops
+every process at the end::
 
     python -m dtf_notebook.examples.between_graph --local-cluster --mode async
     python -m dtf_notebook.examples.between_graph --local-cluster --mode sync

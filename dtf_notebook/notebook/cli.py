@@ -32,6 +32,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 
 from dtf_notebook.distributed.cluster_key import write_key_file
 from dtf_notebook.notebook import cluster_files
@@ -142,14 +143,22 @@ def _start(options: argparse.Namespace) -> int:
             cluster_key=False if options.no_auth else None,
             file_roots=options.file_root,
         )
-        cluster.start()
+        with warnings.catch_warnings():
+            # Said in the first line printed below rather than as a warning pointing into this module.
+            warnings.filterwarnings("ignore", message=r".* runs without a key", category=RuntimeWarning)
+            cluster.start()
     except (ValueError, FileExistsError, ClusterStartError) as e:
         print(f"dtf-cluster: cannot start the cluster: {e}", file=sys.stderr)
         return 1
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    lock = "open to every local process (--no-auth)" if options.no_auth else "locked with a key in its cluster file"
+    lock = (
+        "WITHOUT a key (--no-auth): every process on this machine can open sessions on its tasks, read and change "
+        "their variables and read or write files wherever they may"
+        if options.no_auth
+        else "locked with a key in its cluster file"
+    )
     print(f"Cluster {cluster.name!r} is running, {lock}:")
     for task in cluster.tasks:
         print(f"  {task.job}:{task.task}  {task.target}  pid {task.pid}")

@@ -532,6 +532,9 @@ class LocalCluster:
             cluster_files.remove(self._record)
             self._record = None
         keyring.forget(self.addresses)
+        if self._owned and self._log_dir and not self._own_log_dir:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self._log_dir, "cluster.key"))  # the logs stay; the key has no use left
         if self._own_log_dir and self._log_dir:
             shutil.rmtree(self._log_dir, ignore_errors=True)
         if left:

@@ -44,6 +44,7 @@ import re
 import socket
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -364,8 +365,16 @@ class ClusterMagics(Magics):
                 cluster_key=False if args.no_auth else None,
                 file_roots=args.file_root,
             )
-        with _plain_errors():
+        with _plain_errors(), warnings.catch_warnings():
+            # Said below in one plain line rather than as a warning pointing into this module.
+            warnings.filterwarnings("ignore", message=r".* runs without a key", category=RuntimeWarning)
             cluster.start()
+        if not cluster.locked:
+            print(
+                f"Cluster {cluster.name!r} runs without a key (--no-auth): every process on this machine can open "
+                "sessions on its tasks, read and change their variables and read or write files wherever they may.",
+                file=sys.stderr,
+            )
         self._clusters[cluster.name] = cluster
         self._current = cluster.name
         self._bind(args.var, cluster)

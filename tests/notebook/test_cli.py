@@ -95,3 +95,37 @@ def test_usage_errors_exit_with_2(argv, capsys):
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2 and "usage: dtf-cluster" in capsys.readouterr().err
+
+
+def test_start_runs_a_locked_cluster_until_interrupted(tmp_path):
+    import signal
+
+    import dtf_notebook.compat.v1 as tf
+
+    command = [sys.executable, "-m", "dtf_notebook.notebook.cli", "start", "--ps", "1", "--workers", "1"]
+    proc = subprocess.Popen(
+        [*command, "--name", "cli-start", "--file-root", str(tmp_path)],
+        env=task_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = proc.stdout.readline()
+        assert first == "Cluster 'cli-start' is running, locked with a key in its cluster file:\n", proc.stderr.read()
+        lines = [proc.stdout.readline() for _ in range(3)]
+        assert lines[-1].startswith("Connect from a notebook with `%dtf_cluster connect cli-start`")
+        cluster = LocalCluster.connect("cli-start")  # another process of the same user: the key comes along
+        assert cluster.locked and cluster.cluster_key is not None
+        with tf.Graph().as_default(), tf.Session(cluster.target("worker", 0)) as sess:
+            assert sess.run(tf.constant(20.0) + 1.0) == 21.0
+        pids = [t.pid for t in cluster.tasks]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert out.strip().endswith("Stopped cluster 'cli-start'.")
+        assert not any(pid_running(pid) for pid in pids) and cluster_files.list_clusters() == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

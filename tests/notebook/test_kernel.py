@@ -243,6 +243,8 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     assert out.strip() == "1.0"
     out, _ = run(k2, "%dtf_cluster connect shared-x")
     assert "Connected to cluster 'shared-x'" in out
+    out, _ = run(k2, "print(cluster.locked, cluster.cluster_key is not None)")
+    assert out.split() == ["True", "True"]  # locked, and the second kernel found the key by the cluster's name
     out, _ = run(k2, CLIENT.format(worker=1, init=False))
     assert out.strip() == "2.0"
 

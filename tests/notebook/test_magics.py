@@ -119,6 +119,36 @@ def test_start_with_more_jobs_and_gpus(shell, cluster, capsys):
     assert shell.run_line_magic("dtf_cluster", "spec") == cluster.spec  # back to the one still running
 
 
+def test_start_is_locked_unless_no_auth_and_passes_file_roots(shell, cluster, capsys, tmp_path):
+    import dtf_notebook.compat.v1 as tf
+    from dtf_notebook.distributed.transport import Client
+    from dtf_notebook.ops import io_ops
+
+    assert cluster.locked and cluster.cluster_key is not None  # the default: a random key
+    result, out, err = cell(
+        shell,
+        capsys,
+        f"%dtf_cluster start --ps 1 --workers 0 --name magic-open --var o --no-auth --file-root {tmp_path}",
+    )
+    assert result.success, err
+    opened = shell.user_ns["o"]
+    try:
+        assert not opened.locked and opened.cluster_key is None
+        assert "Cluster 'magic-open' runs without a key (--no-auth): every process on this machine can" in err
+        client = Client(dead_after=2.0)  # no key at all: an open cluster answers
+        try:
+            assert client.call(opened.spec["ps"][0], "GetStatus", {}, timeout=10)[0]["job"] == "ps"
+        finally:
+            client.close()
+        with tf.Graph().as_default(), tf.device("/job:ps/task:0"):
+            outside = io_ops.save_shard(str(tmp_path.parent / "outside"), [tf.constant(1.0)], ["w"], [""], 0, 1)
+            with tf.Session(opened.target("ps", 0)) as sess:
+                with pytest.raises(tf.errors.PermissionDeniedError, match="outside this task's file roots"):
+                    sess.run(outside)
+    finally:
+        cell(shell, capsys, "%dtf_cluster stop magic-open")
+
+
 def test_kill_restart_and_logs(shell, cluster, capsys):
     old_pid = row(shell.run_line_magic("dtf_cluster", "status"), "worker", 1)["pid"]
     _, out, _ = cell(shell, capsys, "%dtf_cluster kill worker:1")

@@ -12,6 +12,15 @@ Examples:
     srun -n 3 python -m dtf_notebook.server --slurm-jobs ps=1,worker=2
     srun -N 2 --ntasks-per-node 4 python -m dtf_notebook.server --gpus-per-node 4   # one GPU per task
 
+With ``--key-file PATH`` (a key from ``dtf-cluster keygen PATH``; or ``DTF_CLUSTER_KEY_FILE``) the task serves
+only peers holding that key; without a key it serves anyone who reaches its port, and says so in one line when
+that port is reachable from other machines. ``--file-root DIR`` confines the files its ops may touch, and the
+``--max-...-per-peer`` flags set what one peer may hold of it (see the README's Security section)::
+
+    dtf-cluster keygen cluster.key    # once; copy it to every machine with owner-only permissions
+    python -m dtf_notebook.server --cluster @cluster.json --job ps --task 0 --key-file cluster.key \
+        --file-root /shared/checkpoints
+
 The server prints ``ready <job> <task> <address> <pid>`` once it serves, then runs until SIGINT/SIGTERM.
 """
 

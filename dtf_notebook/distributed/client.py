@@ -32,7 +32,7 @@ from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.allocator import tune_for_streams
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import curve_keys
-from dtf_notebook.distributed.handshake_watch import refusal, unwatch, watch
+from dtf_notebook.distributed.handshake_watch import HandshakeWatch, refusal, unwatch, watch
 from dtf_notebook.distributed.keyring import client_key
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
@@ -48,12 +48,12 @@ def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
 
 
 class _SocketSet(dict):
-    """A thread's own DEALER sockets, each with the monitor of its handshakes (address -> (socket, monitor)),
+    """A thread's own DEALER sockets, each with the watch on its handshakes (address -> (socket, watch)),
     closed when the thread ends (its thread-local storage is freed)."""
 
     def __del__(self) -> None:
-        for sock, monitor in self.values():
-            unwatch(sock, monitor)
+        for sock, handshakes in self.values():
+            unwatch(sock, handshakes)
             sock.close(0)
 
 
@@ -195,19 +195,19 @@ class Client:
         if self._closing.is_set():
             raise errors.CancelledError(None, None, "The client is closed")
         # A socket owned by the calling thread: no hand-off to the I/O thread and back.
-        sock, monitor = self._thread_socket(address)
+        sock, handshakes = self._thread_socket(address)
         req_id = next(self._ids)
         request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
         for message in stream_messages(request, next(self._stream_ids)):
-            self._send_patiently(sock, monitor, message, address, method, start, deadline)
+            self._send_patiently(sock, handshakes, message, address, method, start, deadline)
         return sock, req_id, start, deadline
 
     def _send_patiently(
         self,
         sock: zmq.Socket,
-        monitor: zmq.Socket,
+        handshakes: HandshakeWatch,
         frames: list[Any],
         address: str,
         method: str,
@@ -216,7 +216,7 @@ class Client:
     ) -> None:
         # A DEALER with no connected peer blocks on send: never block, wait in slices and give up like a call.
         while not _try_send(sock, frames):
-            refused = refusal(monitor, address, self.cluster_key)
+            refused = refusal(handshakes, address, self.cluster_key)
             if refused is not None:
                 self._drop_thread_socket(address)
                 raise refused
@@ -252,7 +252,7 @@ class Client:
                 raise errors.AbortedError(None, None, f"The task at {address} restarted; the request was lost with it")
         return header, tensors
 
-    def _thread_socket(self, address: str) -> tuple[zmq.Socket, zmq.Socket]:
+    def _thread_socket(self, address: str) -> tuple[zmq.Socket, HandshakeWatch]:
         sockets = getattr(self._pushers, "dealers", None)
         if sockets is None:
             sockets = self._pushers.dealers = _SocketSet()
@@ -266,8 +266,8 @@ class Client:
         sockets = getattr(self._pushers, "dealers", None)
         pair = sockets.pop(address, None) if sockets is not None else None
         if pair is not None:
-            sock, monitor = pair
-            unwatch(sock, monitor)
+            sock, handshakes = pair
+            unwatch(sock, handshakes)
             sock.close(0)
             self._pushers.assembler.forget(address)
 
@@ -302,7 +302,7 @@ class Client:
         return sock
 
     def _new_dealer(self, address: str, monitored: bool = False) -> Any:
-        """A DEALER connected to ``address``; with ``monitored``, ``(socket, monitor of its handshakes)``."""
+        """A DEALER connected to ``address``; with ``monitored``, ``(socket, the watch on its handshakes)``."""
         sock = self._context.socket(zmq.DEALER)
         _apply_common_options(sock, address)
         sock.setsockopt(zmq.RECONNECT_IVL, 50)
@@ -315,9 +315,9 @@ class Client:
             sock.curve_serverkey = self._keys["server_public"]
             sock.curve_secretkey = self._keys["client_secret"]
             sock.curve_publickey = self._keys["client_public"]
-        monitor = watch(sock) if monitored else None
+        handshakes = watch(sock) if monitored else None
         sock.connect(_tcp(address))
-        return (sock, monitor) if monitored else sock
+        return (sock, handshakes) if monitored else sock
 
     def _loop(self) -> None:
         poller = zmq.Poller()

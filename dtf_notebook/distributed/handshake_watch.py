@@ -10,19 +10,21 @@ Example:
     >>> from dtf_notebook.distributed.service_socket import ServiceSocket
     >>> server = ServiceSocket("127.0.0.1:0", lambda m, h, t: ({}, []), cluster_key=ClusterKey.generate())
     >>> sock = zmq.Context.instance().socket(zmq.DEALER)
-    >>> monitor = watch(sock)
+    >>> handshakes = watch(sock)
     >>> _ = sock.connect(f"tcp://{server.address}")
     >>> error = None
     >>> for _ in range(100):
-    ...     error = error or refusal(monitor, server.address, None)
+    ...     error = error or refusal(handshakes, server.address, None)
     ...     if error: break
-    ...     _ = monitor.poll(20)
+    ...     _ = handshakes.monitor.poll(20)
     >>> type(error).__name__
     'UnauthenticatedError'
-    >>> unwatch(sock, monitor); sock.close(0); server.close()
+    >>> unwatch(sock, handshakes); sock.close(0); server.close()
 """
 
 from __future__ import annotations
+
+import errno
 
 import zmq
 from zmq.utils.monitor import parse_monitor_message
@@ -30,41 +32,66 @@ from zmq.utils.monitor import parse_monitor_message
 from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_key import ClusterKey
 
-__all__ = ["refusal", "unwatch", "watch"]
+__all__ = ["HandshakeWatch", "refusal", "unwatch", "watch"]
 
-_FAILED = {
-    int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL): "protocol",
-    int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL): "refused",
-    int(zmq.EVENT_HANDSHAKE_FAILED_AUTH): "refused",
-}
-_EVENTS = int(
-    zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-)
-
-
-def watch(sock: zmq.Socket) -> zmq.Socket:
-    """Attaches a monitor reporting ``sock``'s failed handshakes (call before ``connect``, so none is missed)."""
-    return sock.get_monitor_socket(events=_EVENTS)
+_PROTOCOL = int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)  # one side speaks CurveZMQ, the other not: a key mismatch
+_AUTH = int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)  # the task's authenticator refused our key
+_NO_DETAIL = int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)  # a wrong key (EPIPE), or a reset mid-handshake
+_SUCCEEDED = int(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+_EVENTS = _PROTOCOL | _AUTH | _NO_DETAIL | _SUCCEEDED
+# A task with another key drops our hello at every attempt (reconnects come every 50-500 ms); a task going down
+# resets a connection once. Only this many failures in a row, with no handshake between, count as a refusal.
+_NO_DETAIL_IN_A_ROW = 3
 
 
-def unwatch(sock: zmq.Socket, monitor: zmq.Socket) -> None:
+class HandshakeWatch:
+    """The monitor of one socket's handshakes, and how many unclear failures came in a row since the last success.
+
+    Made by :func:`watch`; :func:`refusal` reads it, :func:`unwatch` closes it.
+    """
+
+    __slots__ = ("monitor", "failures_in_a_row")
+
+    def __init__(self, monitor: zmq.Socket) -> None:
+        self.monitor = monitor
+        self.failures_in_a_row = 0
+
+
+def watch(sock: zmq.Socket) -> HandshakeWatch:
+    """Attaches a monitor reporting ``sock``'s handshakes (call before ``connect``, so none is missed)."""
+    return HandshakeWatch(sock.get_monitor_socket(events=_EVENTS))
+
+
+def unwatch(sock: zmq.Socket, handshakes: HandshakeWatch) -> None:
     """Detaches and closes a monitor made by :func:`watch`."""
     try:
         sock.disable_monitor()
     except zmq.ZMQError:
         pass  # the socket is closed already
-    monitor.close(0)
+    handshakes.monitor.close(0)
 
 
-def refusal(monitor: zmq.Socket, address: str, key: ClusterKey | None) -> errors.UnauthenticatedError | None:
-    """The error a failed handshake reported on ``monitor`` means (None when none failed since the last call).
+def refusal(handshakes: HandshakeWatch, address: str, key: ClusterKey | None) -> errors.UnauthenticatedError | None:
+    """The error the handshakes seen since the last call mean, when they say the task refused this client's key
+    (None otherwise: no failure, or one a task going down could cause too).
 
     ``key`` is the one this side connects with (None: no key).
     """
     failure = None
+    monitor = handshakes.monitor
     while monitor.poll(0):
-        event = parse_monitor_message(monitor.recv_multipart())
-        failure = _FAILED.get(int(event["event"]), failure)
+        message = parse_monitor_message(monitor.recv_multipart())
+        event, value = int(message["event"]), int(message["value"])
+        if event == _SUCCEEDED:
+            handshakes.failures_in_a_row = 0
+        elif event in (_PROTOCOL, _AUTH):
+            failure = "protocol" if event == _PROTOCOL else "refused"
+        elif event == _NO_DETAIL and key is not None and value == errno.EPIPE:
+            # A task with another key closes on our hello (we see EPIPE); a reset (ECONNRESET) is a task going
+            # down. Without a key, a key mismatch is always a PROTOCOL failure.
+            handshakes.failures_in_a_row += 1
+            if handshakes.failures_in_a_row >= _NO_DETAIL_IN_A_ROW:
+                failure = "refused"
     if failure is None:
         return None
     if key is None:

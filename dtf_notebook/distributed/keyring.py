@@ -32,13 +32,32 @@ from typing import Any
 
 from dtf_notebook.distributed.cluster_key import ClusterKey, read_key_file
 
-__all__ = ["add_source", "client_key", "forget", "key_from_config", "remember", "server_key"]
+__all__ = ["add_source", "client_key", "forget", "key_from_config", "remember", "same_task", "server_key"]
 
 KeySource = Callable[[str], "ClusterKey | None"]
 
 _lock = threading.Lock()
 _known: dict[str, ClusterKey] = {}  # address -> key, for the clusters this process started or connected to
 _sources: list[KeySource] = []
+
+
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+
+
+def same_task(address: str) -> str:
+    """``host:port`` spelled one way for one task: the spellings of this machine's loopback address
+    (``localhost``, ``127.0.0.1``, ``[::1]``) are one, so a script using ``grpc://localhost:PORT`` finds the key
+    of a cluster bound to ``127.0.0.1:PORT``.
+
+    Example:
+        >>> same_task("localhost:2222") == same_task("127.0.0.1:2222") == same_task("zmq://[::1]:2222/")
+        True
+        >>> same_task("10.0.0.2:2222")
+        '10.0.0.2:2222'
+    """
+    bare = address.rpartition("://")[2].rstrip("/")
+    host, _, port = bare.rpartition(":")
+    return f"loopback:{port}" if host.strip("[]").lower() in _LOOPBACK else bare
 
 
 def key_from_config(config: Any) -> ClusterKey | None:
@@ -106,7 +125,7 @@ def client_key(address: str, config: Any = None) -> ClusterKey | None:
     if explicit is not None:
         return explicit
     with _lock:
-        known = _known.get(address)
+        known = _known.get(same_task(address))
         sources = list(_sources)
     if known is not None:
         return known
@@ -122,16 +141,16 @@ def remember(addresses: Iterable[str], key: ClusterKey | None) -> None:
     with _lock:
         for address in addresses:
             if key is None:
-                _known.pop(address, None)
+                _known.pop(same_task(address), None)
             else:
-                _known[address] = key
+                _known[same_task(address)] = key
 
 
 def forget(addresses: Iterable[str]) -> None:
     """Undoes :func:`remember` for these addresses (a stopped cluster's)."""
     with _lock:
         for address in addresses:
-            _known.pop(address, None)
+            _known.pop(same_task(address), None)
 
 
 def add_source(source: KeySource) -> None:

@@ -190,9 +190,12 @@ class ServiceSocket:
                 if self._assembler.last_streamed:
                     self.ledger.stream_dropped(peer, nbytes)
                 raise wire.WireError(None, None, "A request needs an integer 'id' and a string 'method'")
-            if self._assembler.last_streamed:
+            if method == "Ping":
+                if self._assembler.last_streamed:
+                    self.ledger.stream_dropped(peer, nbytes)  # answered at once below: nothing stays in flight
+            elif self._assembler.last_streamed:
                 self.ledger.stream_complete(peer)  # its bytes were counted when its head arrived
-            elif method != "Ping":
+            else:
                 self.ledger.admit_request(peer, nbytes)
         except errors.OpError as e:
             if isinstance(e, StreamError) and e.reserved:

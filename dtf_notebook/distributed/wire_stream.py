@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.tensor_codec import byte_view, chunk_sizes
 from dtf_notebook.runtime.buffer_pool import RECEIVE_POOL
@@ -149,11 +150,12 @@ class StreamAssembler:
 
     Args:
         limits: Wire limits applied to headers and tensor metas.
-        max_open: Streams that may be incomplete at once; the oldest is dropped beyond it.
+        max_open: Streams that may be incomplete at once; a new one beyond it is refused (``ResourceExhaustedError``)
+            and no stream already arriving is pushed out for it.
         max_open_bytes: Bytes that incomplete streams may announce in all (their buffers are reserved at the
-            head); the oldest streams are dropped to make room, and a bigger stream is refused.
+            head); a stream that does not fit is refused the same way (one bigger than all of it, as malformed).
         stale_after: Seconds after which an incomplete stream is dropped (its sender died or lied).
-        on_drop: Told ``(peer key, StreamError)`` for each incomplete stream dropped (stale or crowded out), so
+        on_drop: Told ``(peer key, StreamError)`` for each incomplete stream dropped (stale, or replaced), so
             the request it carried can still be answered; the error's ``header`` is that request.
         admit: Called ``(peer key, announced bytes)`` for each valid stream head before any buffer is reserved;
             an ``OpError`` it raises refuses the stream (``feed`` raises it, and the stream's parts are dropped).
@@ -217,8 +219,12 @@ class StreamAssembler:
             if not done:
                 return None
             del self._open[stream]
+            try:
+                tensors = partial.finish(self._limits)
+            except wire.WireError as e:  # e.g. a bool byte other than 0/1: the stream ends here, refused
+                raise StreamError(e.message, partial.header, partial.nbytes) from None
             self.last_nbytes, self.last_streamed = partial.nbytes, True
-            return partial.header, partial.finish(self._limits)
+            return partial.header, tensors
         raise wire.WireError(None, None, "Malformed stream message")
 
     def _head(self, key: Hashable, first: memoryview, frames: Sequence[Any]) -> None:
@@ -236,10 +242,22 @@ class StreamAssembler:
         needed = sum(len(chunk_sizes(checked[2], checked[3])) for _, checked in metas)
         if needed != parts or not 2 <= parts < self._limits.max_frames:
             raise StreamError(f"Stream head announces {parts} parts, its tensor metas need {needed}", header)
+        if (key, stream_id) in self._open:  # a sender reusing the id of a stream still open: the old one is over
+            self._drop((key, stream_id), "was replaced by a new stream of the same id")
+        now = time.monotonic()
+        self._expire(now)
+        held = sum(p.nbytes for p in self._open.values())
+        if len(self._open) >= self._max_open or held + announced > self._max_open_bytes:
+            # Full: the newcomer waits its turn; streams of other senders are never pushed out for it.
+            raise errors.ResourceExhaustedError(
+                None,
+                None,
+                f"This task is receiving {len(self._open)} large requests ({held} bytes) already, its limit; "
+                "send again shortly",
+            )
         if self._admit is not None:
             self._admit(key, announced)  # raises to refuse, before any buffer is reserved
-        self._expire(time.monotonic(), announced)
-        self._open[(key, stream_id)] = _Partial(header, metas, announced, time.monotonic())
+        self._open[(key, stream_id)] = _Partial(header, metas, announced, now)
         return None
 
     def expire(self, now: float | None = None) -> None:
@@ -254,17 +272,12 @@ class StreamAssembler:
             >>> assembler.feed("peer", head), assembler.expire(), dropped
             (None, None, [4])
         """
-        self._expire(time.monotonic() if now is None else now, 0)
+        self._expire(time.monotonic() if now is None else now)
 
-    def _expire(self, now: float, incoming: int) -> None:
+    def _expire(self, now: float) -> None:
         for stream, partial in list(self._open.items()):
             if now - partial.born > self._stale_after:
                 self._drop(stream, f"stayed incomplete for more than {self._stale_after:g} s")
-        while self._open and (
-            len(self._open) >= self._max_open
-            or sum(p.nbytes for p in self._open.values()) + incoming > self._max_open_bytes
-        ):
-            self._drop(next(iter(self._open)), "was dropped to make room for newer streams")
 
     def _drop(self, stream: tuple[Hashable, int], why: str) -> None:
         partial = self._open.pop(stream)

@@ -46,6 +46,7 @@ from typing import Any
 from jupyter_core.paths import jupyter_runtime_dir
 
 from dtf_notebook.distributed.cluster_key import ClusterKey
+from dtf_notebook.distributed.keyring import same_task
 from dtf_notebook.notebook.pids import pid_running, start_ticks
 
 __all__ = [
@@ -306,9 +307,17 @@ def _file_id(st: os.stat_result) -> _FileId:
 
 
 def _read_bytes(path: str) -> tuple[bytes, _FileId]:
-    """The content of ``path`` and the identity of the file read."""
+    """The content of ``path`` and the identity of the file read.
+
+    Raises:
+        PermissionError: the file belongs to another user: in a runtime directory others can write to, such a
+            file could hand out their key and addresses, or have us stop their pids; it is never read.
+    """
     with open(path, "rb") as f:
-        return f.read(), _file_id(os.fstat(f.fileno()))
+        st = os.fstat(f.fileno())
+        if st.st_uid != os.geteuid():
+            raise PermissionError(f"Cluster file {path} belongs to another user (uid {st.st_uid}); it is ignored")
+        return f.read(), _file_id(st)
 
 
 def _parse(content: bytes, path: str) -> ClusterRecord:
@@ -343,7 +352,7 @@ def find(name_or_file: str) -> ClusterRecord:
     """The record of a cluster, by name or by the path of its file.
 
     Raises:
-        ClusterNotFoundError: no such file; the message names the running clusters.
+        ClusterNotFoundError: no such file (the message names the running clusters), or it belongs to another user.
         ValueError: the file is not a cluster file.
 
     Example:
@@ -363,6 +372,8 @@ def find(name_or_file: str) -> ClusterRecord:
         raise ClusterNotFoundError(
             f"No cluster {name_or_file!r} (no file {path}); running clusters: {running}"
         ) from None
+    except PermissionError as e:
+        raise ClusterNotFoundError(f"No cluster {name_or_file!r} of yours: {e}") from None
 
 
 def _all_files() -> list[str]:
@@ -451,14 +462,14 @@ def key_for_address(address: str) -> ClusterKey | None:
     """
     for path in _all_files():
         try:
-            if os.stat(path).st_uid != os.geteuid():
-                continue
-            record, _ = _load(path)
+            record, _ = _load(path)  # files of other users are refused there
         except OSError:
             continue
         if record is None or not record.key or record.is_stale():
             continue
-        if any(address in addresses for addresses in record.spec.values()):
+        task = same_task(address)
+        addresses = [a for job in record.spec.values() for a in (job.values() if isinstance(job, dict) else job)]
+        if any(same_task(a) == task for a in addresses):
             try:
                 return ClusterKey.parse(record.key)
             except ValueError:

@@ -38,6 +38,7 @@ import contextlib
 import html
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -124,6 +125,19 @@ def running_clusters() -> list[LocalCluster]:
     """
     with _running_lock:
         return list(_running.values())
+
+
+def _absolute_root(root: str) -> str:
+    """A file root as the tasks must see it: a local path made absolute (their working directory may differ one
+    day), a URL (``memory://...``, ``file:...``) as it is.
+
+    Example:
+        >>> _absolute_root("memory://ckpts"), _absolute_root("/data/ckpts"), os.path.isabs(_absolute_root("ckpts"))
+        ('memory://ckpts', '/data/ckpts', True)
+    """
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", root):
+        return root
+    return os.path.abspath(os.path.expanduser(root))
 
 
 def _tail(text: str, lines: int = 20) -> str:
@@ -220,7 +234,7 @@ class LocalCluster:
             raise ValueError(f"cluster_key must be a ClusterKey, a key text, True or False, not {cluster_key!r}")
         self._key_choice = cluster_key
         self._key: ClusterKey | None = None  # decided at start(): a passphrase is salted with the cluster's name
-        self.file_roots = None if file_roots is None else [os.path.abspath(str(r)) for r in file_roots]
+        self.file_roots = None if file_roots is None else [_absolute_root(str(r)) for r in file_roots]
         FileAccess(self.file_roots)  # a root that does not exist is an error now, not in every task
         self.peer_limits = peer_limits
         self._log_root, self._own_log_dir, self._log_dir = log_dir, log_dir is None, ""

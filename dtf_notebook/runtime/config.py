@@ -87,9 +87,9 @@ class ConfigProto:
     cluster_wait_secs: float = 30.0
     #: The cluster key (``dtfkey1:...`` from ``dtf-cluster keygen``, or a passphrase) enabling CurveZMQ between
     #: tasks and clients; also read from DTF_CLUSTER_KEY / DTF_CLUSTER_KEY_FILE. Never sent to a server.
-    cluster_key: str = ""
+    cluster_key: str = field(default="", repr=False)
     #: The salt naming the cluster that a passphrase ``cluster_key`` is stretched with (also DTF_CLUSTER_SALT).
-    cluster_key_salt: str = ""
+    cluster_key_salt: str = field(default="", repr=False)
     #: In a server's own config: close master sessions no request used for this many seconds (their client
     #: died without closing them); 0 never does, as TF's servers.
     session_gc_secs: float = 0.0

@@ -4,8 +4,9 @@ A server started with file roots (``Server(..., file_roots=[...])``, ``dtf-serve
 ``LocalCluster(file_roots=...)``) hands its kernels a :class:`FileAccess` that every kernel touching a file
 asks first (checkpoint saves, merges and restores, and any such op added later), so even a peer holding the
 cluster key cannot make the task read, write, rename or remove a file elsewhere. A local path is checked after
-resolving ``..`` and symbolic links (a link inside a root pointing out of it is refused); a URL (``memory://``,
-``s3://bucket/...``) must lie under a root of the same scheme. Chained fsspec URLs (``a::b``) are refused when
+resolving ``..`` and symbolic links (a link inside a root pointing out of it is refused), read the way fsspec
+opens it (``file:``, ``local:`` and ``~`` name local paths too); a URL (``memory://``, ``s3://bucket/...``) must
+lie under a root of the same filesystem. Chained fsspec URLs (``a::b``) are refused when
 roots are set.
 
 Example:
@@ -28,26 +29,27 @@ import os
 import posixpath
 from collections.abc import Sequence
 
+import fsspec
+
 from dtf_notebook import errors
 
 __all__ = ["FileAccess"]
 
 
-def _split(path: str) -> tuple[str, str]:
-    """``(scheme, path on it)``: ``("", local path)`` for local paths and ``file://`` URLs."""
-    scheme, sep, rest = path.partition("://")
-    if not sep or scheme == "file":
-        return "", rest if sep else path
-    return scheme, rest
-
-
 def _resolve(path: str) -> tuple[str, str]:
-    """A path in a form where "inside a root" is a prefix test: local paths absolute with links and ``..``
-    resolved, URLs with ``..`` resolved."""
-    scheme, rest = _split(path)
-    if not scheme:
-        return "", os.path.realpath(os.path.abspath(rest))
-    return scheme, posixpath.normpath("/" + rest)
+    """``(filesystem, path on it)`` in a form where "inside a root" is a prefix test, read exactly as the kernels'
+    file functions will open it (fsspec: ``file:``, ``local:`` and ``~`` are local paths too): local paths
+    absolute with links and ``..`` resolved, other filesystems' paths with ``..`` resolved."""
+    try:
+        fs, fs_path = fsspec.core.url_to_fs(path)
+    except (ImportError, ValueError) as e:
+        raise errors.PermissionDeniedError(
+            None, None, f"Refused {path}: not a path this task can check ({e})"
+        ) from None
+    protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+    if "file" in protocols:
+        return "", os.path.realpath(os.path.abspath(fs_path))
+    return protocols[0], posixpath.normpath("/" + fs_path.lstrip("/"))
 
 
 def _inside(path: str, root: str) -> bool:
@@ -80,7 +82,12 @@ class FileAccess:
         for root in self.roots or ():
             if not root or "::" in root:
                 raise ValueError(f"File root {root!r} must be a directory or a plain URL")
-            scheme, resolved = _resolve(root)
+            try:
+                scheme, resolved = _resolve(root)
+            except errors.PermissionDeniedError as e:
+                raise ValueError(
+                    f"File root {root!r} is not a directory or URL this task can use: {e.message}"
+                ) from None
             if not scheme and not os.path.isdir(resolved):
                 raise ValueError(f"File root {root} is not an existing directory")
             self._resolved.append((scheme, resolved))

@@ -178,3 +178,54 @@ def test_dtf_server_refuses_a_key_file_others_can_read_and_a_passphrase_without_
     result = subprocess.run([*base, "--key-file", str(passphrase)], env=task_env(), capture_output=True, text=True)
     assert result.returncode != 0 and "needs a salt naming the cluster" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.cluster
+def test_a_task_with_another_key_is_named_at_once_and_a_connection_reset_is_not_taken_for_one():
+    import socket
+    import struct
+    import threading
+
+    from dtf_notebook.distributed.transport import Client
+
+    server = tf.train.Server({"local": ["127.0.0.1:0"]}, config=tf.ConfigProto(cluster_key=ClusterKey.generate().text))
+    wrong = Client(ClusterKey.generate(), dead_after=10.0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(tf.errors.UnauthenticatedError, match="another cluster key than this client's"):
+            wrong.call(server.address, "GetStatus", timeout=30)
+        assert time.monotonic() - started < 5  # not the 10 s a dead task takes to be declared down
+    finally:
+        wrong.close()
+        server.stop()
+    # A listener that resets every connection, as a task going down does: down, not a key mismatch.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.1)
+    stop = threading.Event()
+
+    def reset_everyone() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()  # RST
+
+    thread = threading.Thread(target=reset_everyone, daemon=True)
+    thread.start()
+    address = f"127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        for key in (None, ClusterKey.generate()):
+            client = Client(key, dead_after=1.0)
+            try:
+                with pytest.raises(tf.errors.UnavailableError, match="probably down"):
+                    client.call(address, "GetStatus", timeout=30)
+            finally:
+                client.close()
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()

@@ -108,3 +108,35 @@ def test_a_peer_over_its_byte_cap_gets_resource_exhausted_and_another_peer_does_
     finally:
         greedy.close()
         other.close()
+
+
+def test_nothing_stays_counted_after_a_streamed_ping_a_reused_stream_id_or_a_corrupt_stream():
+    import time
+
+    import zmq
+
+    server = ServiceSocket("127.0.0.1:0", lambda m, h, t: ({}, []))
+    raw = zmq.Context.instance().socket(zmq.DEALER)
+    raw.setsockopt(zmq.LINGER, 0)
+    raw.connect(f"tcp://{server.address}")
+    try:
+        ping = stream_messages(wire.encode_message({"id": 1, "method": "Ping"}, [np.zeros(8)] * 2), 1, min_bytes=0)
+        reused = stream_messages(wire.encode_message({"id": 2, "method": "Echo"}, [np.zeros(8)] * 2), 2, min_bytes=0)
+        corrupt = stream_messages(
+            wire.encode_message({"id": 3, "method": "Echo"}, [np.ones(8, dtype=bool)] * 2), 3, min_bytes=0
+        )
+        corrupt[-1] = [corrupt[-1][0], b"\x02" * len(corrupt[-1][1])]
+        for message in [*ping, reused[0], *reused, *corrupt]:  # the head of stream 2 twice
+            raw.send_multipart(message)
+        replies = []
+        while raw.poll(2000):
+            replies.append(wire.decode_message(raw.recv_multipart())[0])
+        # The ping's answer, the replaced stream's error and the second one's answer, the corrupt stream's error.
+        assert sorted((r["id"], "error" in r) for r in replies) == [(1, False), (2, False), (2, True), (3, True)]
+        deadline = time.monotonic() + 5
+        while server.ledger.peers() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.ledger.peers() == 0
+    finally:
+        raw.close(0)
+        server.close()

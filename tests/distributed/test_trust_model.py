@@ -84,13 +84,16 @@ def _escapes(root, outside) -> dict[str, str]:
         "dot-dot": f"{root}/../outside/model",
         "symlinked-directory": str(root / "escape" / "model"),
         "file-url": f"file://{outside}/model",
+        "file-colon": f"file:{outside}/model",  # no "//": fsspec still reads it as a local path
+        "home": "~/../../" + str(outside).lstrip("/") + "/model",
         "other-scheme": "memory://elsewhere/model",
         "chained-url": f"simplecache::file://{root}/model",
     }
 
 
 @pytest.mark.parametrize(
-    "kind", ["absolute", "dot-dot", "symlinked-directory", "file-url", "other-scheme", "chained-url"]
+    "kind",
+    ["absolute", "dot-dot", "symlinked-directory", "file-url", "file-colon", "home", "other-scheme", "chained-url"],
 )
 def test_a_save_outside_the_roots_is_refused_and_writes_nothing(rooted, places, kind):
     root, outside = places
@@ -103,7 +106,9 @@ def test_a_save_outside_the_roots_is_refused_and_writes_nothing(rooted, places, 
     _still_serving(rooted)
 
 
-@pytest.mark.parametrize("kind", ["absolute", "dot-dot", "symlinked-directory", "file-url", "other-scheme"])
+@pytest.mark.parametrize(
+    "kind", ["absolute", "dot-dot", "symlinked-directory", "file-url", "file-colon", "home", "other-scheme"]
+)
 def test_a_restore_outside_the_roots_is_refused(rooted, places, kind):
     root, outside = places
     # A real checkpoint outside the roots, which the task could read were it not confined.
@@ -277,7 +282,9 @@ def test_a_local_cluster_is_locked_by_default(locked, tmp_path):
 
 
 def test_the_same_users_other_processes_connect_by_name_or_target(locked):
-    out = _python(NEIGHBOUR, "locked", locked.target("worker", 0), env=task_env())
+    # The bare target spelled as TF1 scripts often do: grpc:// and "localhost" for the 127.0.0.1 the task binds.
+    bare = locked.target("worker", 0).replace("zmq://127.0.0.1:", "grpc://localhost:")
+    out = _python(NEIGHBOUR, "locked", bare, env=task_env())
     assert out.splitlines() == ["connected 42.0", "bare target 82.0"]
 
 
@@ -481,3 +488,38 @@ def test_a_byte_flood_is_refused_while_another_client_trains(capped):
     assert len(during) >= 5, "the other client hardly stepped while the flood ran"
     _, after = _flood_while_training(capped, "sessions", seconds=1.0)  # refused requests left nothing behind
     assert after
+
+
+def test_a_cluster_file_planted_by_another_user_is_never_believed(tmp_path, monkeypatch):
+    """A runtime directory others can write to (shared storage): their file must not hand out a key, addresses or
+    pids, nor have a log directory removed."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make a file owned by another user")
+    from dtf_notebook.distributed.cluster_key import ClusterKey
+    from dtf_notebook.distributed.keyring import client_key
+    from dtf_notebook.notebook import cluster_files
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))
+    victim_logs = tmp_path / "logs-of-someone"
+    victim_logs.mkdir()
+    record = cluster_files.ClusterRecord(
+        name="planted",
+        spec={"worker": ["127.0.0.1:2999"]},
+        owner_pid=0,  # stale: a listing would clean it up, with its "temporary" logs
+        log_dir=str(victim_logs),
+        temporary_logs=True,
+        cluster_key=True,
+        key=ClusterKey.generate().text,
+    )
+    path = tmp_path / "dtf-cluster-planted.json"
+    path.write_text(record.to_json())
+    nobody = pwd.getpwnam("nobody")
+    os.chown(path, nobody.pw_uid, nobody.pw_gid)
+    assert cluster_files.key_for_address("127.0.0.1:2999") is None
+    monkeypatch.delenv("DTF_CLUSTER_KEY", raising=False)
+    monkeypatch.delenv("DTF_CLUSTER_KEY_FILE", raising=False)
+    assert client_key("127.0.0.1:2999") is None
+    with pytest.raises(cluster_files.ClusterNotFoundError, match="belongs to another user"):
+        cluster_files.find("planted")
+    assert cluster_files.list_clusters() == [] and cluster_files.clean_stale() == []
+    assert path.exists() and victim_logs.exists()

@@ -89,24 +89,44 @@ def test_a_head_whose_part_count_lies_is_refused():
         StreamAssembler().feed(b"p", head)
 
 
-def test_open_streams_are_bounded_in_count_and_bytes():
+def test_open_streams_are_bounded_in_count_and_bytes_and_a_newcomer_never_pushes_others_out():
     assembler = StreamAssembler(max_open=3, max_open_bytes=1000)
-    for sid in range(5):
+    for sid in range(3):
         assembler.feed(b"p", stream_messages(encoded([np.zeros(20)]), sid, min_bytes=0)[0])
-    assert len(assembler) == 3  # the oldest were dropped to stay within max_open
-    big = stream_messages(encoded([np.zeros(100)]), 99, min_bytes=0)[0]  # 800 bytes: 2 of 3 x 160 must go
-    assembler.feed(b"p", big)
-    assert len(assembler) == 2
-    with pytest.raises(StreamError, match="exceeds"):
+    with pytest.raises(errors.ResourceExhaustedError, match="receiving 3 large requests"):
+        assembler.feed(b"q", stream_messages(encoded([np.zeros(20)]), 3, min_bytes=0)[0])
+    assert len(assembler) == 3  # the three arriving streams are still there
+    first = stream_messages(encoded([np.zeros(20)], id=0), 0, min_bytes=0)
+    assembler = StreamAssembler(max_open=3, max_open_bytes=1000)
+    assembler.feed(b"p", first[0])
+    big = stream_messages(encoded([np.zeros(110)]), 99, min_bytes=0)[0]  # 880 bytes: 160 + 880 > 1000
+    with pytest.raises(errors.ResourceExhaustedError, match="160 bytes"):
+        assembler.feed(b"q", big)
+    assert [assembler.feed(b"p", part) for part in first[1:-1]] == [None] * (len(first) - 2)
+    header, tensors = assembler.feed(b"p", first[-1])  # the first stream completes, undisturbed
+    assert header["id"] == 0 and tensors[0].shape == (20,)
+    with pytest.raises(StreamError, match="exceeds"):  # more than all of it: malformed
         assembler.feed(b"p", stream_messages(encoded([np.zeros(200)]), 100, min_bytes=0)[0])
 
 
-def test_dropped_streams_are_reported_with_their_request():
+def test_a_stream_reusing_an_open_streams_id_drops_the_old_one_with_its_bytes():
     dropped = []
-    assembler = StreamAssembler(max_open=2, on_drop=lambda peer, e: dropped.append((peer, e.request_id, e.message)))
-    for sid in range(3):
-        assembler.feed(b"p", stream_messages(encoded([np.zeros(20)], id=sid), sid, min_bytes=0)[0])
-    assert dropped == [(b"p", 0, "Stream 0 from its sender was dropped to make room for newer streams")]
+    assembler = StreamAssembler(on_drop=lambda peer, e: dropped.append((peer, e.request_id, e.reserved, e.message)))
+    for request in (1, 2):
+        assembler.feed(b"p", stream_messages(encoded([np.zeros(20)], id=request), 7, min_bytes=0)[0])
+    assert dropped == [(b"p", 1, 160, "Stream 7 from its sender was replaced by a new stream of the same id")]
+    assert len(assembler) == 1
+
+
+def test_a_stream_whose_values_do_not_decode_is_refused_with_its_bytes():
+    parts = stream_messages(encoded([np.ones(8, dtype=bool)] * 2, id=5), 1, min_bytes=0)
+    corrupt = [parts[0], *parts[1:-1], [parts[-1][0], b"\x02" * len(parts[-1][1])]]
+    assembler = StreamAssembler()
+    for message in corrupt[:-1]:
+        assert assembler.feed(b"p", message) is None
+    with pytest.raises(StreamError) as refused:
+        assembler.feed(b"p", corrupt[-1])
+    assert refused.value.request_id == 5 and refused.value.reserved == 16 and len(assembler) == 0
 
 
 def test_stale_streams_expire():

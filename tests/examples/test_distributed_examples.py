@@ -23,9 +23,11 @@ SWEEP_STEPS = ["--steps", "200"]
 MARGIN = 0.02
 # Between-graph runs use the example's defaults (400 Adam steps at 0.002): asynchronous updates make the final
 # accuracy a random variable, and at 200 steps with 0.003 it still swings widely (0.914-0.953 in 8 runs against
-# 0.944 in one process). At the defaults, 16 async runs gave 0.942-0.967 against 0.964, and sync 0.961-0.967.
+# 0.944 in one process). At the defaults, 16 async runs gave 0.942-0.967 against 0.964, and sync 0.961-0.967;
+# 8 more async runs (2026-11-26, clusters locked with a key) 0.947-0.967, and one in a full suite run 0.933 (3.1
+# below): the tail is wider than 0.03, and 0.04 still fails a run that learns a few dozen examples worse.
 BETWEEN_GRAPH = ["--steps", "400", "--learning-rate", "0.002"]
-ASYNC_MARGIN = 0.03
+ASYNC_MARGIN = 0.04
 
 
 @pytest.fixture(scope="module")

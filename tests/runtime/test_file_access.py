@@ -29,7 +29,8 @@ def test_no_roots_means_anywhere():
 
 
 @pytest.mark.parametrize(
-    "inside", ["{root}/run/model", "{root}/run/../run/model", "file://{root}/model", "{root}", "{root}/new/dir/x"]
+    "inside",
+    ["{root}/run/model", "{root}/run/../run/model", "file://{root}/model", "file:{root}/model", "{root}", "{root}/x/y"],
 )
 def test_paths_inside_a_root_pass(tree, inside):
     root, _ = tree
@@ -48,11 +49,16 @@ def test_paths_inside_a_root_pass(tree, inside):
         ("memory://{root}/model", ""),  # another filesystem
         ("simplecache::file://{root}/model", "chained URLs"),
         ("relative/model", "resolves to"),  # relative to the task's working directory, not the root
+        ("file:{outside}/model", "resolves to"),  # fsspec reads "file:" and "local:" without "//" as local paths
+        ("local:{outside}/model", "resolves to"),
+        ("~/model", "resolves to"),  # and expands "~"
+        ("file://~/model", "resolves to"),
     ],
 )
 def test_paths_outside_every_root_are_refused_naming_path_and_roots(tree, outside, why, monkeypatch):
     root, out = tree
     monkeypatch.chdir(out)
+    monkeypatch.setenv("HOME", str(out))
     path = outside.format(root=root, outside=out)
     with pytest.raises(errors.PermissionDeniedError) as refused:
         FileAccess([str(root)]).check(path, "rename")

@@ -113,15 +113,40 @@ class PeerLedger:
         if usage.empty():
             self._usage.pop(peer, None)  # peers come and go: keep only those holding something
 
-    def _check_bytes(self, usage: _Usage, nbytes: int, what: str) -> None:
-        limit = self.limits.max_inflight_bytes
-        if usage.bytes + nbytes > limit:
-            raise errors.ResourceExhaustedError(
-                None,
-                None,
-                f"This client already has {usage.bytes} bytes of requests in flight on this task; {what} of "
-                f"{nbytes} bytes would pass its cap of {limit} (dtf-server --max-inflight-bytes-per-peer)",
+    def _over_cap(self, usage: _Usage, nbytes: int, streamed: bool) -> str | None:
+        """Why one more request (or stream) of ``nbytes`` would pass a cap of the peer using ``usage``, or None."""
+        limits = self.limits
+        if streamed and usage.streams >= limits.max_streams:
+            return (
+                f"This client already sends {usage.streams} large requests at once to this task, its cap "
+                "(dtf-server --max-streams-per-peer)"
             )
+        if usage.requests + usage.streams >= limits.max_requests:
+            return (
+                f"This client already has {usage.requests + usage.streams} requests in flight on this task, its cap "
+                "(dtf-server --max-requests-per-peer); wait for replies before sending more"
+            )
+        if usage.bytes + nbytes > limits.max_inflight_bytes:
+            what = "a streamed request" if streamed else "a request"
+            return (
+                f"This client already has {usage.bytes} bytes of requests in flight on this task; {what} of "
+                f"{nbytes} bytes would pass its cap of {limits.max_inflight_bytes} "
+                "(dtf-server --max-inflight-bytes-per-peer)"
+            )
+        return None
+
+    def _admit(self, peer: bytes, nbytes: int, streamed: bool) -> None:
+        with self._lock:
+            usage = self._usage.get(peer) or _Usage()
+            why = self._over_cap(usage, nbytes, streamed)
+            if why is not None:
+                raise errors.ResourceExhaustedError(None, None, why)
+            self._usage[peer] = usage
+            if streamed:
+                usage.streams += 1
+            else:
+                usage.requests += 1
+            usage.bytes += nbytes
 
     def admit_request(self, peer: bytes, nbytes: int) -> None:
         """Counts a request of ``nbytes`` that arrived whole, until :meth:`release_request`.
@@ -129,22 +154,7 @@ class PeerLedger:
         Raises:
             ResourceExhaustedError: the peer is at its cap of requests or bytes in flight.
         """
-        with self._lock:
-            usage = self._get(peer)
-            try:
-                if usage.requests >= self.limits.max_requests:
-                    raise errors.ResourceExhaustedError(
-                        None,
-                        None,
-                        f"This client already has {usage.requests} requests in flight on this task, its cap "
-                        "(dtf-server --max-requests-per-peer); wait for replies before sending more",
-                    )
-                self._check_bytes(usage, nbytes, "a request")
-            except errors.ResourceExhaustedError:
-                self._tidy(peer, usage)
-                raise
-            usage.requests += 1
-            usage.bytes += nbytes
+        self._admit(peer, nbytes, streamed=False)
 
     def release_request(self, peer: bytes, nbytes: int) -> None:
         """The request counted by :meth:`admit_request` (or :meth:`stream_complete`) was answered."""
@@ -160,26 +170,7 @@ class PeerLedger:
         Raises:
             ResourceExhaustedError: the peer is at its cap of streams, requests or bytes in flight.
         """
-        with self._lock:
-            usage = self._get(peer)
-            try:
-                if usage.streams >= self.limits.max_streams:
-                    raise errors.ResourceExhaustedError(
-                        None,
-                        None,
-                        f"This client already sends {usage.streams} large requests at once to this task, its cap "
-                        "(dtf-server --max-streams-per-peer)",
-                    )
-                if usage.requests + usage.streams >= self.limits.max_requests:
-                    raise errors.ResourceExhaustedError(
-                        None, None, f"This client already has {usage.requests} requests in flight on this task"
-                    )
-                self._check_bytes(usage, nbytes, "a streamed request")
-            except errors.ResourceExhaustedError:
-                self._tidy(peer, usage)
-                raise
-            usage.streams += 1
-            usage.bytes += nbytes
+        self._admit(peer, nbytes, streamed=True)
 
     def stream_complete(self, peer: bytes) -> None:
         """A stream counted by :meth:`admit_stream` arrived whole: it is now a request (same bytes)."""
@@ -189,7 +180,7 @@ class PeerLedger:
             usage.requests += 1
 
     def stream_dropped(self, peer: bytes, nbytes: int) -> None:
-        """A stream counted by :meth:`admit_stream` will never complete (stale, malformed, crowded out)."""
+        """A stream counted by :meth:`admit_stream` will never complete (stale, malformed, replaced, a Ping)."""
         with self._lock:
             usage = self._get(peer)
             usage.streams = max(usage.streams - 1, 0)

@@ -165,6 +165,8 @@ class ProcessCluster:
         self.start_timeout = start_timeout
         self.tasks: dict[tuple[str, int], TaskProcess] = {}
         self._logdir = tempfile.mkdtemp(prefix="dtf-cluster-")  # mode 0700: only this user reads the key file
+        # The logs and the key file go with the cluster: at stop(), or when it is dropped unstarted, or at exit.
+        self._remove_logdir = weakref.finalize(self, shutil.rmtree, self._logdir, ignore_errors=True)
         self._started = 0
         self.cluster_key: ClusterKey | None = None
         self.key_file: str | None = None
@@ -172,7 +174,6 @@ class ProcessCluster:
             key = cluster_key if isinstance(cluster_key, ClusterKey) else None
             self.key_file = os.path.join(self._logdir, "cluster.key")
             self.cluster_key = write_key_file(self.key_file, key)
-            keyring.remember(self.addresses, self.cluster_key)
 
     @property
     def addresses(self) -> list[str]:
@@ -215,6 +216,7 @@ class ProcessCluster:
         task = TaskProcess(job, index, self.spec[job][index], proc, log, args)
         self.tasks[(job, index)] = task
         _live.add(self)
+        keyring.remember([task.address], self.cluster_key)  # sessions of this process find the key by address
         if wait:
             self.wait_ready(task)
         return task
@@ -277,7 +279,7 @@ class ProcessCluster:
                 task.proc.wait(10)
         _live.discard(self)
         keyring.forget(self.addresses)
-        shutil.rmtree(self._logdir, ignore_errors=True)
+        self._remove_logdir()
 
     def __enter__(self) -> ProcessCluster:
         return self.start()

@@ -33,7 +33,7 @@ import signal
 import sys
 from typing import Any
 
-from dtf_notebook.distributed.cluster_key import ClusterKey, read_key_file
+from dtf_notebook.distributed.cluster_key import read_key_file
 from dtf_notebook.distributed.peer_limits import PeerLimits
 from dtf_notebook.runtime.config import ConfigProto
 
@@ -176,8 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     config.cluster_key_salt = args.cluster_salt or ""
     try:
         if args.key_file:
-            config.cluster_key = read_key_file(args.key_file)
-            ClusterKey.parse(config.cluster_key, config.cluster_key_salt or os.environ.get("DTF_CLUSTER_SALT"))
+            config.cluster_key = read_key_file(args.key_file)  # parsed (and refused if malformed) by the Server
         limits = PeerLimits(
             **{k.removesuffix("_per_peer"): v for k, v in vars(args).items() if k.endswith("_per_peer")}
         )

@@ -259,7 +259,10 @@ class Client:
             self._pushers.assembler = StreamAssembler(self._limits)
         pair = sockets.get(address)
         if pair is None:
-            pair = sockets[address] = self._new_dealer(address, monitored=True)
+            sock = self._new_dealer(address)
+            handshakes = watch(sock)  # before connecting, so that no failed handshake goes unseen
+            sock.connect(_tcp(address))
+            pair = sockets[address] = (sock, handshakes)
         return pair
 
     def _drop_thread_socket(self, address: str) -> None:
@@ -298,11 +301,12 @@ class Client:
         sock = self._sockets.get(address)
         if sock is None:
             sock = self._sockets[address] = self._new_dealer(address)
+            sock.connect(_tcp(address))
             poller.register(sock, zmq.POLLIN)
         return sock
 
-    def _new_dealer(self, address: str, monitored: bool = False) -> Any:
-        """A DEALER connected to ``address``; with ``monitored``, ``(socket, the watch on its handshakes)``."""
+    def _new_dealer(self, address: str) -> zmq.Socket:
+        """A DEALER set up to reach ``address`` (its caller connects it)."""
         sock = self._context.socket(zmq.DEALER)
         _apply_common_options(sock, address)
         sock.setsockopt(zmq.RECONNECT_IVL, 50)
@@ -315,9 +319,7 @@ class Client:
             sock.curve_serverkey = self._keys["server_public"]
             sock.curve_secretkey = self._keys["client_secret"]
             sock.curve_publickey = self._keys["client_public"]
-        handshakes = watch(sock) if monitored else None
-        sock.connect(_tcp(address))
-        return (sock, handshakes) if monitored else sock
+        return sock
 
     def _loop(self) -> None:
         poller = zmq.Poller()

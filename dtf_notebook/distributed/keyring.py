@@ -148,9 +148,7 @@ def remember(addresses: Iterable[str], key: ClusterKey | None) -> None:
 
 def forget(addresses: Iterable[str]) -> None:
     """Undoes :func:`remember` for these addresses (a stopped cluster's)."""
-    with _lock:
-        for address in addresses:
-            _known.pop(same_task(address), None)
+    remember(addresses, None)
 
 
 def add_source(source: KeySource) -> None:

@@ -156,13 +156,19 @@ class PeerLedger:
         """
         self._admit(peer, nbytes, streamed=False)
 
-    def release_request(self, peer: bytes, nbytes: int) -> None:
-        """The request counted by :meth:`admit_request` (or :meth:`stream_complete`) was answered."""
+    def _release(self, peer: bytes, nbytes: int, streamed: bool) -> None:
         with self._lock:
             usage = self._get(peer)
-            usage.requests = max(usage.requests - 1, 0)
+            if streamed:
+                usage.streams = max(usage.streams - 1, 0)
+            else:
+                usage.requests = max(usage.requests - 1, 0)
             usage.bytes = max(usage.bytes - nbytes, 0)
             self._tidy(peer, usage)
+
+    def release_request(self, peer: bytes, nbytes: int) -> None:
+        """The request counted by :meth:`admit_request` (or :meth:`stream_complete`) was answered."""
+        self._release(peer, nbytes, streamed=False)
 
     def admit_stream(self, peer: bytes, nbytes: int) -> None:
         """Counts a streamed request announcing ``nbytes``, before its buffers are reserved.
@@ -181,11 +187,7 @@ class PeerLedger:
 
     def stream_dropped(self, peer: bytes, nbytes: int) -> None:
         """A stream counted by :meth:`admit_stream` will never complete (stale, malformed, replaced, a Ping)."""
-        with self._lock:
-            usage = self._get(peer)
-            usage.streams = max(usage.streams - 1, 0)
-            usage.bytes = max(usage.bytes - nbytes, 0)
-            self._tidy(peer, usage)
+        self._release(peer, nbytes, streamed=True)
 
     def open_session(self, peer: bytes | None) -> None:
         """Counts a master session ``peer`` opened (None: from this process, not counted).

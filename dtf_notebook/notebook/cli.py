@@ -126,7 +126,12 @@ def _keygen(path: str) -> int:
 
 
 def _start(options: argparse.Namespace) -> int:
-    from dtf_notebook.notebook.local_cluster import ClusterStartError, LocalCluster
+    from dtf_notebook.notebook.local_cluster import (
+        ClusterStartError,
+        LocalCluster,
+        UnlockedClusterWarning,
+        unlocked_message,
+    )
 
     jobs = {"ps": options.ps, "worker": options.workers}
     for pair in options.job:
@@ -144,8 +149,7 @@ def _start(options: argparse.Namespace) -> int:
             file_roots=options.file_root,
         )
         with warnings.catch_warnings():
-            # Said in the first line printed below rather than as a warning pointing into this module.
-            warnings.filterwarnings("ignore", message=r".* runs without a key", category=RuntimeWarning)
+            warnings.simplefilter("ignore", UnlockedClusterWarning)  # said below in a plain line, not a warning
             cluster.start()
     except (ValueError, FileExistsError, ClusterStartError) as e:
         print(f"dtf-cluster: cannot start the cluster: {e}", file=sys.stderr)
@@ -153,12 +157,9 @@ def _start(options: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    lock = (
-        "WITHOUT a key (--no-auth): every process on this machine can open sessions on its tasks, read and change "
-        "their variables and read or write files wherever they may"
-        if options.no_auth
-        else "locked with a key in its cluster file"
-    )
+    if not cluster.locked:
+        print(unlocked_message(cluster.name, "--no-auth") + ".", file=sys.stderr)
+    lock = "locked with a key in its cluster file" if cluster.locked else "WITHOUT a key"
     print(f"Cluster {cluster.name!r} is running, {lock}:")
     for task in cluster.tasks:
         print(f"  {task.job}:{task.task}  {task.target}  pid {task.pid}")

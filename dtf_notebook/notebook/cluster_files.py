@@ -460,6 +460,7 @@ def key_for_address(address: str) -> ClusterKey | None:
         (True, None)
         >>> remove(record); del os.environ["JUPYTER_RUNTIME_DIR"]
     """
+    task = same_task(address)
     for path in _all_files():
         try:
             record, _ = _load(path)  # files of other users are refused there
@@ -467,7 +468,6 @@ def key_for_address(address: str) -> ClusterKey | None:
             continue
         if record is None or not record.key or record.is_stale():
             continue
-        task = same_task(address)
         addresses = [a for job in record.spec.values() for a in (job.values() if isinstance(job, dict) else job)]
         if any(same_task(a) == task for a in addresses):
             try:

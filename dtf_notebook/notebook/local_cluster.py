@@ -62,7 +62,15 @@ from dtf_notebook.notebook.task_processes import TaskProcess, fork_task, subproc
 from dtf_notebook.notebook.template_client import TemplateError, fork_available, shared_template
 from dtf_notebook.runtime.file_access import FileAccess
 
-__all__ = ["ClusterStartError", "LocalCluster", "TaskInfo", "prewarm", "running_clusters"]
+__all__ = [
+    "ClusterStartError",
+    "LocalCluster",
+    "TaskInfo",
+    "UnlockedClusterWarning",
+    "prewarm",
+    "running_clusters",
+    "unlocked_message",
+]
 
 _running: dict[int, LocalCluster] = {}  # strong references: a started cluster lives until stopped
 _running_lock = threading.Lock()
@@ -125,6 +133,28 @@ def running_clusters() -> list[LocalCluster]:
     """
     with _running_lock:
         return list(_running.values())
+
+
+class UnlockedClusterWarning(RuntimeWarning):
+    """A cluster was started without a key (the magic and the CLI say so in a line of their own instead)."""
+
+
+def unlocked_message(name: str, how: str) -> str:
+    """The one line that says what a cluster started without a key (by ``how``) exposes.
+
+    Example:
+        >>> unlocked_message("exp", "--no-auth")  # doctest: +ELLIPSIS
+        "Cluster 'exp' runs without a key (--no-auth): every process on this machine can open sessions on its ..."
+    """
+    return (
+        f"Cluster {name!r} runs without a key ({how}): every process on this machine can open sessions on its "
+        "tasks, read and change their variables and read or write files wherever they may"
+    )
+
+
+def _passphrase_key(text: str, name: str) -> ClusterKey:
+    """The key of a key text given for local cluster ``name``: a passphrase is salted with the cluster's name."""
+    return ClusterKey.parse(text, salt=f"dtf_notebook local cluster {name}")
 
 
 def _absolute_root(root: str) -> str:
@@ -416,13 +446,7 @@ class LocalCluster:
             raise
         self._record.cluster_key, self._record.key = self._key is not None, self._key.text if self._key else ""
         if self._key is None:
-            warnings.warn(
-                f"Cluster {self.name!r} runs without a key (cluster_key=False): every process on this machine can "
-                "open sessions on its tasks, read and change their variables and read or write files wherever "
-                "they may",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+            warnings.warn(unlocked_message(self.name, "cluster_key=False"), UnlockedClusterWarning, stacklevel=2)
         real, compute = self._real_gpus(), sum(n for job, n in self.jobs.items() if job != "ps")
         if real and compute * (self.gpus_per_worker or 0) > real:
             warnings.warn(
@@ -461,7 +485,7 @@ class LocalCluster:
         if isinstance(choice, ClusterKey):
             return choice
         if isinstance(choice, str):
-            return ClusterKey.parse(choice, salt=f"dtf_notebook local cluster {self.name}")
+            return _passphrase_key(choice, self.name)
         return ClusterKey.generate()
 
     @property
@@ -583,11 +607,10 @@ class LocalCluster:
             )
         cluster = cls(jobs={job: len(addresses) for job, addresses in record.spec.items()}, name=record.name)
         if isinstance(cluster_key, str):
-            cluster_key = ClusterKey.parse(cluster_key, salt=f"dtf_notebook local cluster {record.name}")
+            cluster_key = _passphrase_key(cluster_key, record.name)
         if cluster_key is None and record.key:
             cluster_key = ClusterKey.parse(record.key)
         cluster._spec, cluster._key, cluster._owned, cluster._record = record.spec, cluster_key, False, record
-        cluster._key_choice = cluster_key if cluster_key is not None else (None if record.cluster_key else False)
         cluster._log_dir, cluster._own_log_dir = record.log_dir, record.temporary_logs
         keyring.remember(cluster.addresses, cluster_key)
         for row in record.tasks:

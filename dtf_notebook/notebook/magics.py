@@ -57,7 +57,13 @@ from dtf_notebook import errors
 from dtf_notebook.notebook import cluster_files
 from dtf_notebook.notebook.cli import format_age
 from dtf_notebook.notebook.cluster_widget import ClusterWidget
-from dtf_notebook.notebook.local_cluster import ClusterStartError, LocalCluster, running_clusters
+from dtf_notebook.notebook.local_cluster import (
+    ClusterStartError,
+    LocalCluster,
+    UnlockedClusterWarning,
+    running_clusters,
+    unlocked_message,
+)
 from dtf_notebook.notebook.task_logs import LogFollower, LogStream, follow
 from dtf_notebook.notebook.widget_fallback import text_table, widgets_available
 
@@ -366,15 +372,10 @@ class ClusterMagics(Magics):
                 file_roots=args.file_root,
             )
         with _plain_errors(), warnings.catch_warnings():
-            # Said below in one plain line rather than as a warning pointing into this module.
-            warnings.filterwarnings("ignore", message=r".* runs without a key", category=RuntimeWarning)
+            warnings.simplefilter("ignore", UnlockedClusterWarning)  # said below in a plain line, not a warning
             cluster.start()
         if not cluster.locked:
-            print(
-                f"Cluster {cluster.name!r} runs without a key (--no-auth): every process on this machine can open "
-                "sessions on its tasks, read and change their variables and read or write files wherever they may.",
-                file=sys.stderr,
-            )
+            print(unlocked_message(cluster.name, "--no-auth") + ".", file=sys.stderr)
         self._clusters[cluster.name] = cluster
         self._current = cluster.name
         self._bind(args.var, cluster)

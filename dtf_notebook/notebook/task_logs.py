@@ -158,8 +158,10 @@ def follow(follower: LogFollower, alive: Callable[[], bool], first: str, name: s
         (stopped following ps:0: the cluster stopped)
     """
     last = first
-    print(first, end="", flush=True)
     try:
+        # Inside the try: a kernel's flush waits for its output thread, so an interrupt sent as soon as
+        # ``first`` is seen can land in this print.
+        print(first, end="", flush=True)
         while alive():
             time.sleep(POLL_SECONDS)
             text = follower.poll()

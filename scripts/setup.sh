@@ -14,26 +14,35 @@ PIP=("$PYTHON" -m pip install --quiet --disable-pip-version-check --no-input --r
 log() { printf '[setup] %s\n' "$*"; }
 
 # --- 1. System packages (apt-get) ---------------------------------------------------------------
-# Graphviz's `dot`/`sfdp` draw the notebook's placement graph. Without root (or apt-get) this only warns:
-# the placement widget then falls back to a table, and its drawing tests are skipped.
-if ! command -v dot >/dev/null 2>&1; then
+# Graphviz's `dot`/`sfdp` draw the notebook's placement graph; Debian's chromium is the browser that the browser
+# tests drive through Playwright for Python (never `playwright install`: it downloads a browser build of its own).
+# Skipped, with no apt-get update, when both programs are there. Without root (or apt-get) this only warns: the
+# placement widget then falls back to a table, and the drawing and browser tests are skipped.
+apt_packages=()
+command -v dot >/dev/null 2>&1 || apt_packages+=(graphviz)
+command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
+if [ "${#apt_packages[@]}" -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        log "graphviz (apt-get)"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null \
-            || log "warning: could not install graphviz; placement graphs will show as tables"
+        log "${apt_packages[*]} (apt-get)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Acquire::Retries=3 "${apt_packages[@]}" >/dev/null
     else
-        log "warning: graphviz's dot is missing and cannot be installed here (needs root and apt-get)"
+        log "warning: ${apt_packages[*]} missing and cannot be installed here (needs root and apt-get)"
     fi
 fi
 
-# --- 2. PyTorch, pinned, BEFORE anything else --------------------------------------------------
+# --- 2. PyTorch, pinned, BEFORE anything else, then this package ----------------------------------
 # torch==2.13.0 comes from pip's configured find-links (a local CPU wheel). Installing it first means
 # the package's `torch>=2.1` requirement is already satisfied and pip never resolves another torch.
-log "torch==2.13.0"
-"${PIP[@]}" "torch==2.13.0"
-
-# --- 3. This package (editable) with the test extras -------------------------------------------
-log "dtf_notebook (editable) + test and notebook extras"
-"${PIP[@]}" -e ".[test,notebook]"
+# Then this package in editable mode with its test and notebook extras (JupyterLab, nbclient, Playwright, ...).
+# Both are skipped when scripts/installed.py finds them already met (pip takes seconds to find nothing to do).
+if "$PYTHON" scripts/installed.py --extras test,notebook "torch==2.13.0" >/dev/null 2>&1; then
+    log "torch==2.13.0 and dtf_notebook[test,notebook]: already installed"
+else
+    log "torch==2.13.0"
+    "${PIP[@]}" "torch==2.13.0"
+    log "dtf_notebook (editable) + test and notebook extras"
+    "${PIP[@]}" "torch==2.13.0" -e ".[test,notebook]"
+fi
 
 log "ok: $("$PYTHON" -c 'import torch, dtf_notebook; print("torch", torch.__version__, "| dtf_notebook", dtf_notebook.__file__)')"

@@ -32,7 +32,7 @@ from dtf_notebook.framework import dtypes
 from dtf_notebook.notebook.local_cluster import LocalCluster
 from dtf_notebook.notebook.widget_fallback import html_table, text_table, widgets_available
 
-__all__ = ["COLUMNS", "ClusterWidget", "format_bytes", "process_memory", "task_rows", "variables_held"]
+__all__ = ["COLUMNS", "ClusterWidget", "cluster_alive", "format_bytes", "process_memory", "task_rows", "variables_held"]
 
 COLUMNS = ("job", "task", "address", "pid", "status", "devices", "variables", "variable_bytes", "memory_bytes")
 _HEADERS = ("job", "task", "address", "pid", "status", "devices", "variables", "var. bytes", "memory")
@@ -105,8 +105,9 @@ def task_rows(
         []
     """
     rows = []
+    stopped = not cluster_alive(cluster)
     for t in cluster.tasks:
-        running = t.status == "running"
+        running = t.status == "running" and not stopped
         held = variables_held(t.address, cluster_key, timeout) if running and variables else None
         rows.append(
             {
@@ -114,7 +115,7 @@ def task_rows(
                 "task": t.task,
                 "address": t.address,
                 "pid": t.pid,
-                "status": t.status,
+                "status": "stopped" if stopped else t.status,
                 "devices": [d.split("/device:")[-1] for d in t.devices],
                 "variables": held[0] if held else None,
                 "variable_bytes": held[1] if held else None,
@@ -122,6 +123,19 @@ def task_rows(
             }
         )
     return rows
+
+
+def cluster_alive(cluster: LocalCluster) -> bool:
+    """Whether ``cluster`` still runs: started and not stopped, here or (for a connected one) by its owner.
+
+    A cluster that its own kernel stopped has lost its cluster file; the object another kernel connected
+    with learns it only from that.
+
+    Example:
+        >>> cluster_alive(LocalCluster(ps=1, workers=0))  # never started
+        False
+    """
+    return cluster.running and cluster.file is not None and os.path.exists(cluster.file)
 
 
 def format_bytes(count: int | None) -> str:
@@ -196,8 +210,9 @@ class ClusterWidget:
         self._held: dict[tuple[str, int, int], tuple[int | None, int | None]] = {}
         self._next_variables = 0.0
         self._rows: list[dict[str, Any]] = []
-        self.refresh()
         self._thread: threading.Thread | None = None
+        self._live: Any = None
+        self.refresh()
         if use_widgets if use_widgets is not None else widgets_available():
             self._build()
             self._thread = threading.Thread(target=self._refresh_loop, name=f"dtf-cluster-{cluster.name}", daemon=True)
@@ -217,6 +232,8 @@ class ClusterWidget:
         self._refresh(throttled=False)
 
     def _refresh(self, throttled: bool) -> None:
+        if self._live is not None and self._live.finished:
+            return  # the final table is shown; a stopped cluster changes no more
         now = time.monotonic()
         # ListVariables computes statistics of every variable on the task: the refresh thread asks at
         # most every ten times as long as the last answer took, so a task with huge variables is not kept busy.
@@ -231,19 +248,37 @@ class ClusterWidget:
             elif row["status"] == "running":
                 row["variables"], row["variable_bytes"] = self._held.get(key, (None, None))
         with self._lock:
+            if self._rows and not rows:
+                # Forgotten tasks keep their last row, marked stopped: the table says what happened to them.
+                rows = [{**row, "status": "stopped", "variables": None, "memory_bytes": None} for row in self._rows]
             self._rows = rows
             if self.widget is not None:
                 self._update()
+        if self._live is not None:
+            if cluster_alive(self.cluster):
+                self._live.refresh()
+            else:
+                self._disable_buttons()
+                self._live.finish()  # saved notebooks keep the stopped table, with no dead widget in it
 
     def _refresh_loop(self) -> None:
         while not self._closed.wait(self.interval):
-            self._refresh(throttled=True)
-            if not self.cluster.running:
+            try:
+                self._refresh(throttled=True)
+            except (errors.OpError, OSError, ValueError, RuntimeError) as e:
+                # A task killed or restarted mid-refresh: say so under the table and keep refreshing.
+                self.message = f"Refresh failed: {e}"
+            if not cluster_alive(self.cluster):
                 break  # a stopped cluster changes no more; its last table stays shown
         self._disable_buttons()
 
     def close(self) -> None:
-        """Stops refreshing; the grid stays shown with its last table (buttons disabled)."""
+        """Stops refreshing; the table stays shown as it was last (buttons disabled).
+
+        A stopped cluster's table is refreshed one last time first, so every view of it says stopped.
+        """
+        if self.widget is not None and not cluster_alive(self.cluster) and not self._closed.is_set():
+            self._refresh(throttled=False)
         self._closed.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5.0)
@@ -251,7 +286,7 @@ class ClusterWidget:
 
     # ---- plain renderings ---------------------------------------------------------------------
     def _caption(self) -> str:
-        state = "running" if self.cluster.running else "stopped"
+        state = "running" if cluster_alive(self.cluster) else "stopped"
         count = len(self._rows)
         return f"LocalCluster {self.cluster.name or '(unnamed)'!r}: {state}, {count} task{'s' * (count != 1)}"
 
@@ -263,12 +298,24 @@ class ClusterWidget:
         rows = self.rows
         return f"<div><b>{html.escape(self._caption())}</b>{html_table(_HEADERS, [_cells(r) for r in rows])}</div>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any] | None:
-        if self.widget is None:
-            return None  # IPython then uses __repr__ and _repr_html_
-        bundle = dict(self.widget._repr_mimebundle_())
-        bundle["text/plain"] = repr(self)
-        return bundle
+    def _static_html(self) -> str:
+        with self._lock:
+            rows = [dict(row) for row in self._rows]
+        table = html_table(_HEADERS, [_cells(r) for r in rows])
+        return f"<div><b>{html.escape(self._caption())}</b>{table}</div>"
+
+    def _static_text(self) -> str:
+        with self._lock:
+            rows = [dict(row) for row in self._rows]
+        return self._caption() + "\n" + text_table(_HEADERS, [_cells(r) for r in rows])
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        if self._live is None:
+            display({"text/html": self._repr_html_(), "text/plain": repr(self)}, raw=True)
+        else:
+            self._live.show()  # every output of this table follows it, up to its final state
 
     # ---- the ipywidgets grid ------------------------------------------------------------------
     def _build(self) -> None:
@@ -286,6 +333,9 @@ class ClusterWidget:
         self._cell_widgets: list[list[Any]] = []
         self.widget = widgets.VBox([self._caption_html, self.grid, widgets.HBox([stop, self._message_html])])
         self._update()
+        from dtf_notebook.notebook.live_display import LiveDisplay
+
+        self._live = LiveDisplay(self.widget, self._static_html, self._static_text)
 
     def _make_cells(self) -> None:
         widgets = self._widgets
@@ -313,7 +363,7 @@ class ClusterWidget:
             self._make_cells()
         self._caption_html.value = f"<b>{html.escape(self._caption())}</b>"
         self._message_html.value = html.escape(self.message)
-        running = self.cluster.running
+        running = cluster_alive(self.cluster)
         for row, cells in zip(self._rows, self._cell_widgets):
             for cell, text in zip(cells, _cells(row)):
                 color = "" if row["status"] == "running" or cell is not cells[4] else ' style="color:#c00"'

@@ -1,6 +1,7 @@
 """``%dtf_cluster``: start, watch and stop local clusters from a notebook.
 
-``%load_ext dtf_notebook`` registers the magic; ``%dtf_cluster?`` shows every sub-command's usage::
+``%load_ext dtf_notebook`` registers the magic; ``%dtf_cluster?`` lists the sub-commands and
+``%dtf_cluster help COMMAND`` shows one's options::
 
     %dtf_cluster start [--ps N] [--workers M] [--job NAME=N ...] [--virtual-gpus K] [--gpus-per-worker G]
                        [--name NAME] [--var NAME] [--port JOB=PORT[,PORT...]] [--stream-logs]
@@ -242,7 +243,7 @@ def _logs_args() -> None:
 @magic_arguments("dtf_cluster help")
 @argument("command", nargs="?", help="a sub-command")
 def _help_args() -> None:
-    """Show the usage of every sub-command, or of one."""
+    """Show the options of one sub-command, or of all."""
 
 
 _PARSERS = {
@@ -257,10 +258,12 @@ _PARSERS = {
     "logs": _logs_args,
     "help": _help_args,
 }
+# What %dtf_cluster? shows: one line per command; each command's options are one `%dtf_cluster help COMMAND` away.
 _HELP = (
     "Start, watch and stop local dtf_notebook clusters: %dtf_cluster COMMAND [options]\n\n"
-    "Commands act on the current cluster (the last started or connected) unless a name is given.\n\n"
-    + "\n".join(parser.__doc__ for parser in _PARSERS.values())
+    + "\n".join(f"  {name:<8} {parser.parser.description}" for name, parser in _PARSERS.items())
+    + "\n\nCommands act on the current cluster (the last started or connected) unless a name is given.\n"
+    "%dtf_cluster help COMMAND shows a command's options, e.g. %dtf_cluster help start."
 )
 
 
@@ -271,8 +274,8 @@ class ClusterMagics(Magics):
     Example:
         >>> from IPython.core.interactiveshell import InteractiveShell
         >>> magics = ClusterMagics(InteractiveShell.instance())
-        >>> "%dtf_cluster restart [--cluster NAME] JOB:TASK" in magics.dtf_cluster.__doc__
-        True
+        >>> print(magics.dtf_cluster.__doc__.splitlines()[2])
+          start    Start a local cluster, bind it to a variable and show its live task table.
     """
 
     def __init__(self, shell: Any = None) -> None:
@@ -416,12 +419,13 @@ class ClusterMagics(Magics):
         failures = []
         for cluster in targets:
             count = len(cluster.tasks)
-            self._forget(cluster.name)
             try:
                 cluster.stop()
             except RuntimeError as e:  # a task that would not stop: go on with the others, then say so
                 failures.append(str(e))
                 continue
+            finally:
+                self._forget(cluster.name)  # after the stop, so its table's last refresh says stopped
             print(f"Stopped cluster {cluster.name!r} ({count} task{'s' * (count != 1)}).")
         if failures:
             raise UsageError("\n".join(failures))
@@ -490,7 +494,7 @@ class ClusterMagics(Magics):
 
     def _help(self, args: Any) -> None:
         if args.command is None:
-            print(_HELP)
+            print("\n".join(parser.__doc__ for parser in _PARSERS.values()))
         elif args.command in _PARSERS:
             print(_PARSERS[args.command].__doc__)
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -60,14 +61,17 @@ def row(table: ClusterWidget, job: str, task: int) -> dict:
 
 
 # ---- help and parsing ---------------------------------------------------------------------------
-def test_help_shows_every_sub_command(shell, capsys):
+def test_help_is_short_and_each_command_has_its_options(shell, capsys):
     doc = shell.find_magic("dtf_cluster").__doc__
+    # %dtf_cluster? is one screen: a line per command, and where the options are.
+    assert len(doc.splitlines()) < 20 and max(len(line) for line in doc.splitlines()) <= 100
     for command in COMMANDS:
-        assert f"%dtf_cluster {command}" in doc
+        assert re.search(rf"^  {command} +\w", doc, re.M), command
+    assert "%dtf_cluster help COMMAND" in doc
+    _, out, _ = cell(shell, capsys, "%dtf_cluster help")
     for option in ("--ps N", "--workers M", "--job NAME=N [NAME=N ...]", "--virtual-gpus K", "--gpus-per-worker G"):
-        assert option in doc
-    assert "%dtf_cluster logs [--follow]" in doc and "JOB:TASK" in doc and "--all" in doc and "--name NAME" in doc
-    _, out, _ = cell(shell, capsys, "%dtf_cluster?")
+        assert option in out
+    assert "%dtf_cluster logs [--follow]" in out and "JOB:TASK" in out and "--all" in out and "--name NAME" in out
     assert "%dtf_cluster restart [--cluster NAME] JOB:TASK" in out
     _, out, _ = cell(shell, capsys, "%dtf_cluster help kill")
     assert "%dtf_cluster kill" in out and "%dtf_cluster start" not in out
@@ -265,7 +269,10 @@ def test_widget_rows_buttons_and_refresh_thread(runtime_dir):
         table = ClusterWidget(c, interval=0.2, use_widgets=True)
         try:
             assert table.widget is not None and table._thread.is_alive()
-            assert "application/vnd.jupyter.widget-view+json" in table._repr_mimebundle_()
+            # One output: the live grid plus a static copy of the table, for viewers without a kernel.
+            bundle = table._live.bundle()
+            assert "application/vnd.jupyter.widget-view+json" in bundle
+            assert "running, 2 tasks" in bundle["text/html"] and "<td>ps</td>" in bundle["text/html"]
             header, first = table.grid.children[:9], table.grid.children[11:20]
             assert [h.value for h in header][:2] == ["<b>job</b>", "<b>task</b>"]
             assert "ps" in first[0].value and str(row(table, "ps", 0)["pid"]) in first[3].value
@@ -280,8 +287,33 @@ def test_widget_rows_buttons_and_refresh_thread(runtime_dir):
             table._thread.join(timeout=5)
             assert not table._thread.is_alive()  # a stopped cluster needs no refreshing
             assert all(b.disabled for b in table.buttons.values())
+            # Its output is now the final table alone: a saved notebook shows it stopped, no dead widget.
+            assert table._live.finished and "application/vnd.jupyter.widget-view+json" not in table._live.bundle()
+            assert "stopped, 2 tasks" in table._live.bundle()["text/plain"]
+            assert "<td>stopped</td>" in table._live.bundle()["text/html"]
         finally:
             table.close()
+
+
+def test_stop_updates_every_view_of_the_cluster(shell, capsys, runtime_dir, monkeypatch):
+    pytest.importorskip("ipywidgets")
+    monkeypatch.setattr("dtf_notebook.notebook.cluster_widget.widgets_available", lambda: True)  # as in a kernel
+    shell.run_line_magic("dtf_cluster", "start --ps 1 --workers 1 --name magic-views --var views")
+    c = shell.user_ns["views"]
+    magic_table = shell.run_line_magic("dtf_cluster", "status")
+    mine = ClusterWidget(c, interval=0.2, use_widgets=True)
+    try:
+        assert "running" in mine._caption_html.value and "running" in magic_table._caption_html.value
+        shell.run_line_magic("dtf_cluster", "stop magic-views")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not mine._live.finished:
+            time.sleep(0.05)
+        for table in (magic_table, mine):
+            assert "stopped" in table._caption_html.value, table._caption_html.value
+            assert {r["status"] for r in table.rows} == {"stopped"}
+            assert table._live.finished and all(b.disabled for b in table.buttons.values())
+    finally:
+        mine.close()
 
 
 def test_plain_table_counts_variables_and_memory(runtime_dir):
@@ -297,7 +329,7 @@ def test_plain_table_counts_variables_and_memory(runtime_dir):
         ps = row(table, "ps", 0)
         assert (ps["variables"], ps["variable_bytes"]) == (1, 4000)  # a variable never initialized holds nothing
         assert ps["memory_bytes"] > 10 * 2**20
-        assert "3.91 KiB" in repr(table) and table._repr_mimebundle_() is None
+        assert "3.91 KiB" in repr(table) and "3.91 KiB" in table._repr_html_() and table._live is None
         c.kill("worker", 0)
         assert row(table, "worker", 0)["memory_bytes"] is None
     assert format_bytes(0) == "0 B" and format_bytes(5 * 2**40) == "5 TiB"

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ __all__ = [
     "PlacedNode",
     "PlacementModel",
     "build_model",
+    "colour_key",
     "device_colours",
     "edge_attrs",
     "scope_key",
@@ -124,24 +126,63 @@ class PlacementModel:
     colours: dict[str, str] = field(default_factory=dict)
 
 
+# A device keeps the colour it first got for the life of this process (a kernel): the pictures before and
+# after a run, or of two graphs, agree however many devices each one shows.
+_colour_of: dict[str, str] = {}
+_colour_lock = threading.Lock()
+
+
+def colour_key(device: str) -> str:
+    """The name a device's colour is kept under: the same device however it was written.
+
+    ``/job:ps/task:0`` (requested: any device of the task, which the placer makes its CPU) and the assigned
+    ``/job:ps/replica:0/task:0/device:CPU:0`` are one device; so are ``gpu:0`` and ``device:GPU:0``.
+
+    Example:
+        >>> colour_key("/job:ps/task:0") == colour_key("/job:ps/replica:0/task:0/device:CPU:0")
+        True
+        >>> colour_key("/job:worker/task:1/gpu:0")
+        '/job:worker/replica:0/task:1/device:GPU:0'
+    """
+    try:
+        spec = DeviceSpec.from_string(device)
+    except ValueError:
+        return device
+    if spec.job is not None and spec.task is not None:
+        spec = spec.replace(replica=spec.replica or 0)
+    if spec.device_type is None:
+        spec = spec.replace(device_type="CPU", device_index=0)
+    elif spec.device_index is None:
+        spec = spec.replace(device_index=0)
+    return spec.to_string()
+
+
 def device_colours(devices: Iterable[str]) -> dict[str, str]:
-    """A fill colour per device: chosen by a hash of the device's name, so a device keeps its colour from one
-    picture to the next; devices whose colours collide take the next free one (in sorted order).
+    """A fill colour per device, kept for the device (see :func:`colour_key`) for the life of this process.
+
+    A device new to this process takes the colour a hash of its name picks, or the next one no device has
+    yet, so the colours of the first twelve devices differ and none changes from one picture to the next.
 
     Example:
         >>> colours = device_colours(["/job:ps/task:0/device:CPU:0", "/job:worker/task:0/device:CPU:0"])
         >>> len(set(colours.values())), all(c in PALETTE for c in colours.values())
         (2, True)
+        >>> device_colours(["/job:ps/task:0"])["/job:ps/task:0"] == colours["/job:ps/task:0/device:CPU:0"]
+        True
     """
     colours: dict[str, str] = {}
-    taken: set[int] = set()
-    for device in sorted(set(devices)):
-        index = zlib.crc32(device.encode()) % len(PALETTE)
-        if len(taken) < len(PALETTE):
-            while index in taken:
-                index = (index + 1) % len(PALETTE)
-        taken.add(index)
-        colours[device] = PALETTE[index]
+    with _colour_lock:
+        for device in sorted(set(devices)):
+            key = colour_key(device)
+            colour = _colour_of.get(key)
+            if colour is None:
+                index = zlib.crc32(key.encode()) % len(PALETTE)
+                taken = set(_colour_of.values())
+                if len(taken) < len(PALETTE):
+                    while PALETTE[index] in taken:
+                        index = (index + 1) % len(PALETTE)
+                colour = _colour_of[key] = PALETTE[index]
+            colours[device] = colour
     return colours
 
 

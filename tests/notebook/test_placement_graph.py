@@ -302,3 +302,22 @@ def test_placement_of_a_whole_graph_on_a_cluster() -> None:
             view = placement_view(graph, session=sess)
     assert isinstance(view, PlacementView) and view.placed
     assert sum(n["members"] for n in view.nodes) == len(graph.get_operations())
+
+
+def test_a_device_keeps_its_colour_before_and_after_a_run():
+    # Before a run the picture shows requested devices, after it assigned ones; other devices come and go.
+    requested = [
+        PlacedNode("w", "VariableV2", requested="/job:ps/task:0", kind="variable"),
+        PlacedNode("y", "Identity", requested="/job:worker/task:0", inputs=("w",)),
+    ]
+    placed = [
+        PlacedNode("w", "VariableV2", device="/job:ps/replica:0/task:0/device:CPU:0", kind="variable"),
+        PlacedNode("y", "Identity", device="/job:worker/replica:0/task:0/device:CPU:0", inputs=("w",)),
+        PlacedNode("z", "Neg", device="/job:worker/replica:0/task:1/device:GPU:0", inputs=("y",)),
+        PlacedNode("v", "Neg", device="/job:worker/replica:0/task:2/device:CPU:0", inputs=("y",)),
+    ]
+    before = {n["name"]: n["colour"] for n in build_model(requested, collapse=False).nodes}
+    after = {n["name"]: n["colour"] for n in build_model(placed, collapse=False).nodes}
+    again = {n["name"]: n["colour"] for n in build_model(list(reversed(placed)), collapse=False).nodes}
+    assert before["w"] == after["w"] == again["w"] and before["y"] == after["y"] == again["y"]
+    assert after == again and len(set(after.values())) == 4

@@ -196,6 +196,23 @@ def test_widget_expands_and_collapses_through_its_controls() -> None:
     assert widget.edges == widget.view.edges and widget.picture.value
 
 
+@needs_dot
+def test_widget_fits_the_notebook_width_zooms_and_keeps_a_static_copy() -> None:
+    _, train, _, _ = _model_graph()
+    widget = show_placement(train, widget=True)
+    # Fitted: a wide picture shrinks to the output's width, a small one keeps its size.
+    assert re.search(r'<svg style="width:[\d.]+pt;max-width:100%;height:auto"', widget.picture.value)
+    assert widget.picture.layout.width == "100%" and widget.layout.width == "100%"
+    natural = float(re.search(r"width:([\d.]+)pt", widget.picture.value).group(1))
+    widget.zoom.value = "200%"
+    zoomed = re.search(r'<svg style="width:([\d.]+)pt;max-width:none', widget.picture.value)
+    assert zoomed and float(zoomed.group(1)) == pytest.approx(2 * natural)
+    # What a saved notebook keeps: the fitted picture, its legend and summary, as static HTML.
+    static = widget.static_html()
+    assert "max-width:100%" in static and "<svg" in static and "(requested devices)" in static
+    assert widget.view.summary() in static
+
+
 # ---- big graphs ------------------------------------------------------------------------------------------
 def _big_graph(ops: int) -> tf.Graph:
     graph = tf.Graph()

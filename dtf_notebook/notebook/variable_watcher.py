@@ -6,8 +6,10 @@ background thread, and keeps each variable's norm over time for a sparkline. Var
 session and any client show up, since they live in the tasks' resource containers. A histogram of
 one variable is computed on its task too (``VariableHistogram``): no tensor is ever copied out.
 
-A task that stops answering is marked unavailable (its last rows stay, flagged); the watcher goes
-on with the others. ``stop()`` (or leaving a ``with`` block) ends the thread.
+A task that stops answering is marked unavailable (its last rows stay, greyed, under a red line that
+says why); the watcher goes on with the others. Watching a :class:`LocalCluster` (started here or
+connected from another kernel), the watcher ends by itself when that cluster stops, and says so.
+``stop()`` (or leaving a ``with`` block) ends the thread.
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -35,12 +37,27 @@ from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.transport import client_for
 from dtf_notebook.notebook.sparkline import histogram_svg, sparkline
-from dtf_notebook.notebook.widget_fallback import html_table, text_table, widgets_available
+from dtf_notebook.notebook.widget_fallback import cell_text, text_table, widgets_available
 
 __all__ = ["VariableWatcher", "cluster_tasks"]
 
 _COLUMNS = ["task", "name", "container", "shape", "dtype", "device", "min", "max", "mean", "norm"]
 Key = tuple[str, str, str]  # (task, container, name)
+
+
+def _short(task: str) -> str:
+    """A task name without its replica: ``/job:ps/task:0``."""
+    return task.replace("/replica:0", "")
+
+
+def _short_device(device: str | None) -> str | None:
+    """The device within its task (the task heads its rows): ``CPU:0``.
+
+    Example:
+        >>> _short_device("/job:ps/replica:0/task:0/device:CPU:0")
+        'CPU:0'
+    """
+    return device.rsplit("/device:", 1)[-1] if device else device
 
 
 def cluster_tasks(
@@ -143,6 +160,9 @@ class VariableWatcher:
         if refresh <= 0:
             raise ValueError(f"refresh must be a positive number of seconds, got {refresh!r}")
         self.tasks = cluster_tasks(target_or_cluster, cluster_key, timeout)
+        # A local cluster (ours or another kernel's) says when it stopped; a bare spec or target cannot.
+        self._cluster = target_or_cluster if hasattr(target_or_cluster, "file") else None
+        self.cluster_stopped = False
         self.containers = _containers(containers)
         self.refresh, self.timeout, self._history_len = refresh, timeout, history
         self._client = client_for(next(iter(self.tasks.values()), ""), cluster_key)
@@ -220,10 +240,26 @@ class VariableWatcher:
         try:
             while not self._stopping.is_set():
                 self.poll()
+                if self._check_cluster():
+                    break
                 self._stopping.wait(self.refresh)
         except BaseException as e:
             self.error = e  # shown by the watcher; the thread's traceback is printed too
             raise
+
+    def _check_cluster(self) -> bool:
+        """Whether the watched local cluster stopped; then every task says so and listeners hear it once."""
+        from dtf_notebook.notebook.cluster_widget import cluster_alive
+
+        if self._cluster is None or cluster_alive(self._cluster):
+            return False
+        with self._lock:
+            self.cluster_stopped = True
+            self.status = {task: "cluster stopped" for task in self.tasks}
+            self.rows = [{**row, "available": False} for row in self.rows]
+        for listener in list(self._listeners):
+            listener(self)
+        return True
 
     @property
     def running(self) -> bool:
@@ -284,18 +320,65 @@ class VariableWatcher:
             rows = list(self.rows)
         return [[r.get(c) for c in _COLUMNS] for r in rows]
 
+    def summary_html(self) -> str:
+        """One line above the table: tasks, variables, refreshing or not, and in red what is wrong.
+
+        Example:
+            >>> VariableWatcher({"ps": ["127.0.0.1:2222"]}, start=False).summary_html()  # doctest: +ELLIPSIS
+            '<div ...>0 variables on 1 task; stopped; 0 refreshes</div>'
+        """
+        with self._lock:
+            status, count = dict(self.status), len(self.rows)
+        tasks = len(self.tasks)
+        if self.cluster_stopped:
+            state = "stopped: the cluster stopped"
+        elif self.error is not None:
+            state = f"stopped by an error: {self.error}"
+        else:
+            state = f"refreshing every {self.refresh:g} s" if self.running else "stopped"
+        line = f"{count} variables on {tasks} task{'s' * (tasks != 1)}; {state}; {self.polls} refreshes"
+        alarm = ""
+        down = {t: s for t, s in status.items() if s.startswith("unavailable")}
+        if self.cluster_stopped:
+            alarm = "Cluster stopped: the values shown are the last ones read."
+        elif down:
+            alarm = "; ".join(f"task {_short(t)} {why}" for t, why in down.items())
+        alarm_html = f' <b style="color:#b22">{html.escape(alarm)}</b>' if alarm else ""
+        return f'<div style="font:12px sans-serif;color:#444">{html.escape(line)}{alarm_html}</div>'
+
     def table_html(self) -> str:
-        """The rows as an HTML table with a sparkline of each variable's norm; unavailable tasks greyed."""
+        """The rows as a compact HTML table, grouped by task, with a sparkline of each variable's norm.
+
+        A task's rows sit under a line naming it and its state; the rows of a task that did not answer (or
+        of a stopped cluster) are greyed: they are the last values seen.
+        """
         with self._lock:
             rows, history, status = list(self.rows), dict(self.history), dict(self.status)
-        cells = []
-        for r in rows:
-            trend = sparkline([n for _, n in history.get((r["task"], r["container"], r["name"]), [])])
-            cells.append([r.get(c) for c in _COLUMNS] + [trend if r["available"] else "unavailable"])
-        table = html_table([*_COLUMNS, "norm over time"], cells, raw_columns=["norm over time"])
-        down = [f"{html.escape(t)}: {html.escape(s)}" for t, s in status.items() if s != "ok"]
-        note = f'<div style="color:#b22;font:11px sans-serif">{"<br>".join(down)}</div>' if down else ""
-        return f'<div class="dtf-variables">{table}{note}</div>'
+        containers = any(r["container"] for r in rows)
+        columns = [c for c in _COLUMNS if c != "task" and (containers or c != "container")] + ["norm over time"]
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+        body = []
+        for task in self.tasks:
+            state = status.get(task, "pending")
+            colour = "#2a7a2a" if state == "ok" else "#b22" if state != "pending" else "#777"
+            body.append(
+                f'<tr class="dtf-task"><th colspan="{len(columns)}" style="text-align:left;'
+                f'background:#f3f3f3">{html.escape(task)} <span style="color:{colour};font-weight:normal">'
+                f"{html.escape(state)}</span></th></tr>"
+            )
+            for r in (r for r in rows if r["task"] == task):
+                trend = sparkline([n for _, n in history.get((task, r["container"], r["name"]), [])])
+                cells = [_short_device(r.get(c)) if c == "device" else r.get(c) for c in columns[:-1]]
+                style = "" if r["available"] else ' style="color:#999"'
+                body.append(
+                    f"<tr{style}>"
+                    + "".join(f"<td>{html.escape(cell_text(v))}</td>" for v in cells)
+                    + f"<td>{trend if r['available'] else 'unavailable'}</td></tr>"
+                )
+        return (
+            '<table class="dtf-table dtf-variables" style="font-size:12px">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        )
 
     def histogram_html(self, name: str, container: str = "", task: str | None = None, bins: int = 30) -> str:
         """An SVG histogram of one variable (computed on its task), with its name above."""
@@ -318,7 +401,7 @@ class VariableWatcher:
         display(self.widget() if widgets_available() else HTML(self._repr_html_()))
 
     def _repr_html_(self) -> str:
-        return self.table_html()
+        return f'<div class="dtf-watcher">{self.summary_html()}{self.table_html()}</div>'
 
     def __repr__(self) -> str:
         state = "refreshing" if self.running else "stopped"

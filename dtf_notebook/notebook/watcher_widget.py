@@ -1,8 +1,11 @@
 """The ipywidgets front of :class:`~dtf_notebook.notebook.variable_watcher.VariableWatcher`.
 
 Imported only when a widget is wanted (it imports ipywidgets). A ``VBox``: a status line with a
-stop/start button, the variables table (with norm sparklines) and, for the variable picked in the
-dropdown, a histogram computed on its task. The watcher's refreshing thread updates it.
+stop/start button (and, in red, a task that does not answer or a cluster that stopped), the variables
+table grouped by task (with norm sparklines) and, for the variable picked in the dropdown, a histogram
+computed on its task. The watcher's refreshing thread updates it. Shown in a notebook, its output also
+carries the status line and table as static HTML, so a saved notebook or an HTML export keeps the last
+values; once the watched cluster stops, the output is that final table alone.
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -51,10 +54,13 @@ class VariableWatcherWidget(widgets.VBox):
         self.watcher = watcher
         self.status = widgets.HTML()
         self.toggle = widgets.Button(description="Stop", tooltip="Stop or restart refreshing")
-        self.table = widgets.HTML(layout=widgets.Layout(overflow="auto", max_height="480px"))
+        self.table = widgets.HTML(layout=widgets.Layout(overflow="auto", max_height="480px", width="100%"))
         self.picker = widgets.Dropdown(options=[_NONE], value=None, layout=widgets.Layout(width="420px"))
         self.histogram = widgets.HTML()
-        super().__init__([widgets.HBox([self.toggle, self.status]), self.table, self.picker, self.histogram], **kwargs)
+        self._live: Any = None
+        line = widgets.HBox([self.toggle, self.status], layout=widgets.Layout(align_items="center"))
+        super().__init__([line, self.table, self.picker, self.histogram], **kwargs)
+        self.layout.width = "100%"
         self.toggle.on_click(self._on_toggle)
         self.picker.observe(lambda _: self._draw_histogram(), names="value")
         watcher.add_listener(self._on_refresh)
@@ -70,17 +76,24 @@ class VariableWatcherWidget(widgets.VBox):
     def _show_status(self) -> None:
         w = self.watcher
         self.toggle.description = "Stop" if w.running else "Start"
-        state = f"refreshing every {w.refresh:g} s" if w.running else "stopped"
-        if w.error is not None:
-            state = f"stopped by an error: {w.error}"
-        self.status.value = (
-            f'<span style="font:11px sans-serif;color:#555">{len(w.rows)} variables on {len(w.tasks)} tasks, '
-            f"{html.escape(state)}, {w.polls} refreshes</span>"
-        )
+        self.toggle.disabled = w.cluster_stopped  # nothing left to watch
+        self.status.value = w.summary_html()
+
+    def _ipython_display_(self) -> None:
+        from dtf_notebook.notebook.live_display import LiveDisplay
+
+        if self._live is None:
+            self._live = LiveDisplay(self, self.watcher._repr_html_, lambda: repr(self.watcher))
+        self._live.show()
 
     def _on_refresh(self, watcher: VariableWatcher) -> None:
         self._show_status()
         self.table.value = watcher.table_html()
+        if self._live is not None:
+            if watcher.cluster_stopped:
+                self._live.finish()
+            else:
+                self._live.refresh()
         choices = [_NONE] + [
             (f"{r['name']} ({r['task']})", (r["task"], r["container"], r["name"]))
             for r in watcher.rows

@@ -23,6 +23,7 @@ from jupyter_client.manager import KernelManager  # noqa: E402
 
 from dtf_notebook.notebook import cluster_files  # noqa: E402
 from dtf_notebook.notebook.pids import pid_running  # noqa: E402
+from tests.notebook.test_template_lifecycle import templates_of  # noqa: E402
 
 pytestmark = pytest.mark.cluster
 
@@ -232,10 +233,31 @@ def gone(pids: list[int], within: float) -> bool:
     return not any(pid_running(p) for p in pids)
 
 
+TEMPLATE_PID = "from dtf_notebook.notebook.template_client import shared_template\nprint(shared_template().pid)"
+# The kernel's pid, and its template's pid as the template client knows it (None: no template).
+KERNEL_AND_TEMPLATE = """
+import os
+from dtf_notebook.notebook.template_client import shared_template
+print(os.getpid(), getattr(shared_template(start=False), "pid", None))
+"""
+
+
+def kernel_and_template(kc) -> tuple[int, int | None]:
+    out, _ = run(kc, KERNEL_AND_TEMPLATE)
+    kernel, template = out.split()
+    return int(kernel), None if template == "None" else int(template)
+
+
 def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     (k1, k2), kms = kernels
+    # %load_ext (the fixture) starts no task template, in either kernel.
+    for kc in (k1, k2):
+        kernel, template = kernel_and_template(kc)
+        assert template is None and templates_of(kernel) == []
     out, _ = run(k1, "%dtf_cluster start --ps 1 --workers 2 --name shared-x")
     assert "Started cluster 'shared-x' (ps=1 worker=2)" in out
+    kernel1, template = kernel_and_template(k1)
+    assert template is not None and templates_of(kernel1) == [template]
     pids = [r["pid"] for r in cluster_files.find("shared-x").tasks]
     assert len(pids) == 3 and all(pid_running(p) for p in pids)
 
@@ -243,6 +265,8 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     assert out.strip() == "1.0"
     out, _ = run(k2, "%dtf_cluster connect shared-x")
     assert "Connected to cluster 'shared-x'" in out
+    kernel2, none = kernel_and_template(k2)
+    assert none is None and templates_of(kernel2) == []  # connecting starts no template
     out, _ = run(k2, "print(cluster.locked, cluster.cluster_key is not None)")
     assert out.split() == ["True", "True"]  # locked, and the second kernel found the key by the cluster's name
     out, _ = run(k2, CLIENT.format(worker=1, init=False))
@@ -281,10 +305,14 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     assert on_ps != on_worker
     legend = next(m["value"] for m in models.named("HTMLModel") if "<i>(assigned devices)</i>" in m.get("value", ""))
     assert f"background:{on_ps}" in legend and f"background:{on_worker}" in legend
+    # The watcher's table is grouped by task: a line per task, then its variables.
     variables = table_rows(models[shown["table"]]["value"])
-    assert [(v["name"], v["task"], v["device"], v["min"], v["max"]) for v in variables] == [
-        ("x", "/job:ps/replica:0/task:0", "/job:ps/replica:0/task:0/device:CPU:0", "2", "2")
+    assert [list(v.values())[0] for v in variables if len(v) == 1] == [
+        "/job:ps/replica:0/task:0 ok",
+        "/job:worker/replica:0/task:0 ok",
+        "/job:worker/replica:0/task:1 ok",
     ]
+    assert [(v["name"], v["device"], v["min"], v["max"]) for v in variables if len(v) > 1] == [("x", "CPU:0", "2", "2")]
 
     # Training in a kernel shows a notebook progress bar by itself: steps, steps/s and the loss.
     models = Models()
@@ -299,13 +327,16 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     assert out.startswith("ready ps 0") and out.endswith("(stopped following ps:0)\n")
     assert all(pid_running(p) for p in pids)
 
+    # Kernel 2 ran sessions, showed widgets and trained on the cluster: still no template of its own.
+    assert kernel_and_template(k2)[1] is None and templates_of(kernel2) == []
+
     out, _ = run(k1, "%dtf_cluster stop")
     assert "Stopped cluster 'shared-x' (3 tasks)." in out
     assert gone(pids, 10)
     assert not os.path.exists(cluster_files.cluster_file("shared-x"))
-
-
-TEMPLATE_PID = "from dtf_notebook.notebook.template_client import shared_template\nprint(shared_template().pid)"
+    # Its last cluster stopped: kernel 1's template has left (the client waited for it, so not even a zombie).
+    assert not os.path.exists(f"/proc/{template}") and templates_of(kernel1) == []
+    assert kernel_and_template(k1)[1] is None
 
 
 def test_no_task_outlives_its_kernel(kernels):

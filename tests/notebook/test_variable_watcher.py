@@ -129,7 +129,11 @@ def test_the_table_has_a_device_column_in_html_text_and_widget() -> None:
     assert row["device"] == device
     header = "<th>dtype</th><th>device</th><th>min</th>"
     assert header in watcher.table_html() and header in view.table.value
-    assert f"<td>{device}</td>" in watcher.table_html() and f"<td>{device}</td>" in view.table.value
+    # Grouped by task: the task heads its rows, which name the device within it (no repeated task).
+    task = "/job:localhost/replica:0/task:0"
+    for table in (watcher.table_html(), view.table.value):
+        assert f"{task} <span" in table and "<td>CPU:0</td>" in table and f"<td>{device}</td>" not in table
+        assert "<th>task</th>" not in table and "<th>container</th>" not in table  # only default containers
     head, _, line = repr(watcher).splitlines()[1:]
     assert head.split()[4:7] == ["dtype", "device", "min"] and line.index(device) == head.index("device")
 
@@ -193,3 +197,35 @@ def test_watching_a_cluster_while_another_process_trains() -> None:
             if "watcher" in locals():
                 watcher.stop()
     assert not watcher.running and _watcher_threads() == []
+
+
+@pytest.mark.cluster
+def test_the_watcher_says_when_its_cluster_stopped(runtime_dir) -> None:
+    pytest.importorskip("ipywidgets")
+    from dtf_notebook.notebook.local_cluster import LocalCluster
+    from dtf_notebook.notebook.watcher_widget import VariableWatcherWidget
+
+    cluster = LocalCluster(ps=1, workers=1, name="watch-stop").start()
+    try:
+        other_kernel = LocalCluster.connect("watch-stop")  # what another kernel holds
+        with tf.Graph().as_default():
+            with tf.device("/job:ps/task:0"):
+                v = tf.Variable([3.0, 4.0], name="v")
+            with tf.Session(cluster.target("worker", 0)) as sess:
+                sess.run(v.initializer)
+        watcher = VariableWatcher(other_kernel, refresh=0.1)
+        view = VariableWatcherWidget(watcher)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not watcher.rows:
+            time.sleep(0.05)
+        assert "refreshing" in view.status.value and "color:#b22" not in view.status.value
+    finally:
+        cluster.stop()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and watcher.running:
+        time.sleep(0.05)
+    assert not watcher.running and watcher.cluster_stopped  # it ended by itself
+    # Said where the eye is (the status line above the table), and the stale rows greyed.
+    assert "Cluster stopped" in view.status.value and "the cluster stopped" in view.status.value
+    assert view.toggle.disabled and 'style="color:#999"' in view.table.value
+    assert set(watcher.status.values()) == {"cluster stopped"}

@@ -12,7 +12,7 @@ Parts (each a function in ``PARTS``; add one by writing ``bench_<part>(args) -> 
   - ``ProcessCluster``: three ``python -m dtf_notebook.server`` processes, started in parallel, until each
     printed ready;
   - ``LocalCluster cold``: the first start of a process, which starts the task template first;
-  - ``LocalCluster warm``: later starts, forking the tasks from the running template;
+  - ``LocalCluster warm``: later starts while the first cluster runs, forking the tasks from its template;
   - ``LocalCluster prewarmed``: ``prewarm()``, the template's import, then the start.
 * ``placement``: building the placement picture's model and drawing it to SVG (``dot`` with its task and
   device boxes; on big graphs the edges beyond dot's budget drawn straight afterwards, see
@@ -92,11 +92,11 @@ else:
     with LocalCluster(ps=1, workers=2):
         out["cold"] = time.perf_counter() - t
         out["template_ready"] = shared_template().ready_after
-    warm = []
-    for _ in range(warm_repeats):
-        t = time.perf_counter()
-        with LocalCluster(ps=1, workers=2):
-            warm.append(time.perf_counter() - t)
+        warm = []  # while the first cluster runs: its template stays (it exits when the last cluster stops)
+        for _ in range(warm_repeats):
+            t = time.perf_counter()
+            with LocalCluster(ps=1, workers=2):
+                warm.append(time.perf_counter() - t)
     out["warm"] = warm
 print(json.dumps(out))
 """

@@ -1,9 +1,10 @@
 """The IPython extension: ``%load_ext dtf_notebook`` (or ``%load_ext dtf_notebook.notebook.extension``).
 
-Loading registers the ``%dtf_cluster`` magic (see :mod:`~dtf_notebook.notebook.magics`) and starts the task
-template in the background so the first ``%dtf_cluster start`` is fast (see
-:func:`~dtf_notebook.notebook.local_cluster.prewarm`). (Training shows progress bars in any kernel, loaded
-or not: see :mod:`~dtf_notebook.train.progress_hook`.) Unloading removes the magic and stops its refreshing
+Loading registers the ``%dtf_cluster`` magic (see :mod:`~dtf_notebook.notebook.magics`) and starts no
+process: the task template starts with the first cluster this kernel starts (or with
+:func:`~dtf_notebook.notebook.local_cluster.prewarm`), so a kernel that only connects to another's cluster
+never pays for one. (Training shows progress bars in any kernel, loaded or not: see
+:mod:`~dtf_notebook.train.progress_hook`.) Unloading removes the magic and stops its refreshing
 tables; clusters keep running (they stop when the kernel exits, or with ``%dtf_cluster stop``).
 
 Example:
@@ -19,20 +20,13 @@ Example:
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension"]
 
 
-def _prewarm() -> None:
-    from dtf_notebook.notebook.local_cluster import prewarm
-
-    prewarm()
-
-
 def load_ipython_extension(ipython: Any) -> None:
-    """Registers ``%dtf_cluster`` on ``ipython`` and prepares for a fast first cluster start.
+    """Registers ``%dtf_cluster`` on ``ipython`` (and starts nothing).
 
     Example:
         >>> from IPython.core.interactiveshell import InteractiveShell
@@ -41,8 +35,6 @@ def load_ipython_extension(ipython: Any) -> None:
     from dtf_notebook.notebook.magics import ClusterMagics
 
     ipython.register_magics(ClusterMagics(ipython))
-    # The template imports torch in its own process; starting it must not hold up the cell either.
-    threading.Thread(target=_prewarm, name="dtf-prewarm", daemon=True).start()
 
 
 def unload_ipython_extension(ipython: Any) -> None:

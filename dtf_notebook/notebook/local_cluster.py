@@ -4,9 +4,11 @@ Every task is its own OS process serving on a free 127.0.0.1 port. Tasks are
 forked from a warmed template process (see
 :mod:`~dtf_notebook.notebook.task_template`) that imported torch and
 dtf_notebook once, so a task starts in tens of milliseconds instead of paying
-the imports again; the first cluster of a kernel waits for the template once
-(:func:`prewarm` starts it ahead of time). Where forking is unavailable, tasks
-start as plain processes, with a warning.
+the imports again. The template starts with the first cluster this process
+starts (:func:`prewarm` starts it ahead of time) and exits when the last of them
+stops, so a kernel that only connects to other kernels' clusters, or has stopped
+its own, keeps no template. Where forking is unavailable, tasks start as plain
+processes, with a warning.
 
 ``start()`` returns once every task answers a ``GetStatus`` request; a task
 that fails to start stops the others, and the error names it with its exit
@@ -59,7 +61,13 @@ from dtf_notebook.distributed.transport import shared_client
 from dtf_notebook.notebook import cluster_files
 from dtf_notebook.notebook.pids import stop_pids
 from dtf_notebook.notebook.task_processes import TaskProcess, fork_task, subprocess_task
-from dtf_notebook.notebook.template_client import TemplateError, fork_available, shared_template
+from dtf_notebook.notebook.template_client import (
+    TemplateError,
+    fork_available,
+    hold_template,
+    release_template,
+    shared_template,
+)
 from dtf_notebook.runtime.file_access import FileAccess
 
 __all__ = [
@@ -115,7 +123,9 @@ class TaskInfo:
 def prewarm() -> None:
     """Starts this process's task template in the background, so the next cluster starts warm.
 
-    Returns at once; the template imports torch and dtf_notebook in its own process.
+    Returns at once; the template imports torch and dtf_notebook in its own process. Nothing else starts it
+    ahead of a cluster (``%load_ext dtf_notebook`` does not); it runs until the next cluster that uses it stops,
+    or until this process exits.
 
     Example:
         >>> prewarm()
@@ -429,11 +439,6 @@ class LocalCluster:
         if self.running:
             raise RuntimeError(f"Cluster {self.name!r} is already running; stop() it first")
         began = time.monotonic()
-        if self.start_method == "fork":
-            try:
-                shared_template()  # imports in the background while we prepare
-            except (TemplateError, OSError) as e:
-                self._fall_back(e, stacklevel=3)
         # What killed kernels left where no template cleaned up (killed too, or plain processes); never fails.
         cluster_files.clean_stale()
         self._record = cluster_files.claim(cluster_files.ClusterRecord(name=self.name, spec=self.spec))
@@ -454,6 +459,12 @@ class LocalCluster:
                 RuntimeWarning,
                 stacklevel=2,
             )
+        if self.start_method == "fork":
+            try:
+                shared_template()  # imports in the background while we prepare
+                hold_template(self)  # until stop() (also of a failed start): the last cluster to stop closes it
+            except (TemplateError, OSError) as e:
+                self._fall_back(e, stacklevel=3)
         try:
             self._log_dir = self._log_root or tempfile.mkdtemp(prefix=f"dtf-cluster-{self.name}-")
             os.makedirs(self._log_dir, exist_ok=True)
@@ -548,7 +559,8 @@ class LocalCluster:
     def stop(self, grace: float = 5.0) -> None:
         """Stops every task (SIGTERM, then SIGKILL after ``grace`` s) and removes the cluster file.
 
-        A connected cluster's tasks are stopped by pid. Stopping a stopped cluster does nothing.
+        A connected cluster's tasks are stopped by pid. When no other cluster of this process still uses the task
+        template, it exits too. Stopping a stopped cluster does nothing.
 
         Raises:
             RuntimeError: a task's process could not be stopped (its pid is named).
@@ -569,6 +581,7 @@ class LocalCluster:
         if self._record is not None:
             cluster_files.remove(self._record)
             self._record = None
+        release_template(self)
         keyring.forget(self.addresses)
         if self._owned and self._log_dir and not self._own_log_dir:
             with contextlib.suppress(OSError):
@@ -593,13 +606,17 @@ class LocalCluster:
 
         The result can give targets, list, kill and stop the tasks (by pid: they are not our children). A locked
         cluster's key comes from its cluster file (``cluster_key`` overrides it); sessions of this process then
-        find it by the tasks' addresses.
+        find it by the tasks' addresses. A cluster this process started is returned as itself (so that stopping it
+        by name stops it here too). Connecting starts no task template.
 
         Raises:
             ClusterNotFoundError: no such cluster, or it is no longer running.
             ValueError: the key is malformed.
         """
         record = cluster_files.find(name_or_file)
+        ours = next((c for c in running_clusters() if c.file == record.path), None)
+        if ours is not None:
+            return ours
         if record.is_stale():
             cluster_files.remove(record)
             raise cluster_files.ClusterNotFoundError(

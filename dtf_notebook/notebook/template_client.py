@@ -7,9 +7,20 @@ process group) never reaches the cluster. A reader thread collects the template'
 replies and the exit codes of its tasks. :func:`shared_template` keeps one
 template per process, started on first use and again if it died.
 
+The template lives as long as the clusters it forks tasks for: a cluster holds it
+from its start (:func:`hold_template`) to its stop (:func:`release_template`), and
+the last release closes it, so a process whose clusters have all stopped (or that
+never started one, only connected to others) keeps no template of about 230 MB.
+A template started by :func:`shared_template` alone (``prewarm()``) stays until a
+cluster that used it stops, or until this process exits.
+
 Example:
-    >>> shared_template() is shared_template()
+    >>> hold_template("demo") is shared_template()   # a cluster starting: the template runs while held
     True
+    >>> pid = shared_template().pid
+    >>> release_template("demo")                     # its last holder stopped: the template is gone
+    >>> shared_template(start=False) is None, os.path.exists(f"/proc/{pid}")
+    (True, False)
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ from typing import Any
 
 from dtf_notebook.distributed.launcher import task_env
 
-__all__ = ["TaskTemplate", "TemplateError", "fork_available", "shared_template"]
+__all__ = ["TaskTemplate", "TemplateError", "fork_available", "hold_template", "release_template", "shared_template"]
 
 
 class TemplateError(RuntimeError):
@@ -220,7 +231,22 @@ class TaskTemplate:
 
 _shared: TaskTemplate | None = None
 _shared_owner = 0
+_holders: set[object] = set()  # the clusters of this process that fork from the shared template
 _shared_lock = threading.Lock()
+
+
+def _start_if(start: bool) -> TaskTemplate | None:
+    """The shared template (started if ``start`` and it is not running); called with ``_shared_lock`` held."""
+    global _shared, _shared_owner
+    # A process forked from ours must not use our template (its pipes are ours), nor count our holders.
+    if _shared_owner != os.getpid():
+        _shared = None
+        _holders.clear()
+    if _shared is None or not _shared.alive:
+        if not start:
+            return None
+        _shared, _shared_owner = TaskTemplate(), os.getpid()
+    return _shared
 
 
 def shared_template(start: bool = True) -> TaskTemplate | None:
@@ -230,14 +256,41 @@ def shared_template(start: bool = True) -> TaskTemplate | None:
         >>> shared_template(start=False) is None or shared_template(start=False).alive
         True
     """
-    global _shared, _shared_owner
     with _shared_lock:
-        # A process forked from ours must not use our template (its pipes are ours).
-        if _shared is None or _shared_owner != os.getpid() or not _shared.alive:
-            if not start:
-                return None
-            _shared, _shared_owner = TaskTemplate(), os.getpid()
-        return _shared
+        return _start_if(start)
+
+
+def hold_template(holder: object) -> TaskTemplate:
+    """The shared template, started if needed and kept running until ``holder`` (and every other holder) lets
+    go of it with :func:`release_template`. Holding twice is holding once.
+
+    Example:
+        >>> hold_template("cluster-a").alive
+        True
+        >>> release_template("cluster-a")
+    """
+    with _shared_lock:
+        template = _start_if(True)
+        _holders.add(holder)
+        return template
+
+
+def release_template(holder: object) -> None:
+    """``holder`` no longer needs the template; the last holder's release closes it (and waits until it has
+    exited). Releasing what was not held does nothing.
+
+    Example:
+        >>> release_template("never-held")
+    """
+    global _shared
+    with _shared_lock:
+        if holder not in _holders or _shared_owner != os.getpid():
+            return
+        _holders.discard(holder)
+        if _holders or _shared is None:
+            return
+        template, _shared = _shared, None
+    template.close()
 
 
 @atexit.register

@@ -362,6 +362,8 @@ class ClusterMagics(Magics):
             job: [_port(p) for p in text.split(",")]
             for job, text in _parse_pairs(args.port, "--port", "PORT[,PORT...]").items()
         }
+        if args.name is not None and self._reuse(args, jobs):
+            return
         _check_ports_free(ports)
         with _plain_errors("Cannot start the cluster: "):
             cluster = LocalCluster(
@@ -392,6 +394,31 @@ class ClusterMagics(Magics):
             stream = self._streams[cluster.name] = LogStream(cluster, use_widget=widgets_available())
             if stream.widget is not None:
                 display(stream.widget)
+
+    def _reuse(self, args: Any, jobs: dict[str, int]) -> bool:
+        """A start cell run again (Run All, or by hand): this kernel's running cluster of that name is reused
+        when it has the same tasks; with other tasks, the error says to stop it first."""
+        ours = {c.name: c for c in running_clusters()}
+        cluster = ours.get(args.name)
+        if cluster is None or not self._alive(cluster):
+            return False
+        wanted = {job: n for job, n in jobs.items() if n > 0}
+        layout = " ".join(f"{job}={len(a)}" for job, a in cluster.spec.items())
+        if {job: len(a) for job, a in cluster.spec.items()} != wanted:
+            raise UsageError(
+                f"Cluster {args.name!r} is already running in this kernel with other tasks ({layout}): "
+                f"%dtf_cluster stop {args.name} first, then start it again"
+            )
+        self._clusters[cluster.name] = cluster
+        self._current = cluster.name
+        self._bind(args.var, cluster)
+        print(
+            f"Cluster {cluster.name!r} ({layout}) is already running in this kernel: reusing it, with the "
+            f"variables its tasks hold; the variable `{args.var}` holds it. For a fresh cluster: "
+            f"%dtf_cluster stop {cluster.name}, then start again."
+        )
+        display(self._widget(cluster))
+        return True
 
     def _status(self, args: Any) -> ClusterWidget:
         cluster = self._cluster(args.name)

@@ -396,3 +396,18 @@ def test_stop_all_then_no_cluster(shell, cluster, capsys):
     assert "No cluster is running in this kernel: start one with %dtf_cluster start" in err
     _, out, _ = cell(shell, capsys, "%dtf_cluster stop --all")
     assert "No clusters to stop." in out
+
+
+def test_running_a_start_cell_again_reuses_the_cluster(shell, capsys, runtime_dir):
+    shell.run_line_magic("dtf_cluster", "start --ps 1 --workers 1 --name magic-again --var again")
+    first = shell.user_ns["again"]
+    pids = sorted(t.pid for t in first.tasks)
+    try:
+        capsys.readouterr()
+        _, out, _ = cell(shell, capsys, "%dtf_cluster start --ps 1 --workers 1 --name magic-again --var again")
+        assert "already running in this kernel: reusing it" in out and "%dtf_cluster stop magic-again" in out
+        assert shell.user_ns["again"] is first and sorted(t.pid for t in first.tasks) == pids
+        with pytest.raises(UsageError, match=r"already running in this kernel with other tasks \(ps=1 worker=1\)"):
+            shell.run_line_magic("dtf_cluster", "start --ps 1 --workers 2 --name magic-again")
+    finally:
+        shell.run_line_magic("dtf_cluster", "stop magic-again")

@@ -48,6 +48,16 @@ class LocalDevice:
     virtual: bool = False
     memory_limit: int = 0
 
+    @property
+    def memory_limit_bytes(self) -> int:
+        """TF1's name for :attr:`memory_limit` (``sess.list_devices()[i].memory_limit_bytes``).
+
+        Example:
+            >>> LocalDevice("/device:CPU:0", "CPU", 0, torch.device("cpu"), memory_limit=1024).memory_limit_bytes
+            1024
+        """
+        return self.memory_limit
+
     def describe(self) -> dict[str, Any]:
         """Plain data about this device (for listings and the wire)."""
         return {

@@ -262,6 +262,18 @@ def test_device_count_hides_gpus():
         assert [d.device_type for d in sess.list_devices()] == ["CPU"]
 
 
+@pytest.mark.tf_oracle
+def test_list_devices_reads_as_in_tf1():
+    real = pytest.importorskip("tensorflow").compat.v1
+    with real.Graph().as_default(), real.Session() as sess:
+        theirs = sess.list_devices()[0]
+    with tf.Session() as sess:
+        ours = sess.list_devices()[0]
+    for attribute in ("name", "device_type", "memory_limit_bytes"):
+        assert type(getattr(ours, attribute)) is type(getattr(theirs, attribute)), attribute
+    assert (ours.name, ours.device_type) == (theirs.name, theirs.device_type)
+
+
 def test_log_device_placement(capfd):
     tf.constant(1.0, name="logged")
     with tf.Session(config=tf.ConfigProto(log_device_placement=True)) as sess:

@@ -36,6 +36,17 @@ def _cluster_file_key(address: str) -> object:
 _importlib.import_module("dtf_notebook.distributed.keyring").add_source(_cluster_file_key)
 
 
+def _kernel_progress_bar(**tqdm_kwargs: object) -> object:
+    """A training progress bar in a Jupyter kernel: the notebook layer's widget with its static copy."""
+    from dtf_notebook.notebook.progress_bar import progress_bar
+
+    return progress_bar(**tqdm_kwargs)
+
+
+# Training (a lower layer) draws its bars in a kernel with the notebook layer's, imported only when one is made.
+_importlib.import_module("dtf_notebook.train.progress_hook").register_kernel_progress_bar(_kernel_progress_bar)
+
+
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext dtf_notebook``: registers the ``%dtf_cluster`` magic (IPython is imported only now).
 

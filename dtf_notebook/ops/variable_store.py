@@ -27,6 +27,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import Graph, GraphKeys, get_default_graph
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import as_shape
+from dtf_notebook.frontend import ipython_shell
 from dtf_notebook.ops import array_ops, init_ops
 from dtf_notebook.ops.partitioned_variables import (
     PartitionedVariable,
@@ -53,6 +54,16 @@ def _needs_no_arguments(fn: Callable[..., Any]) -> bool:
     except (TypeError, ValueError):
         return False
     return all(p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+
+
+def _rerun_hint() -> str:
+    """The line a notebook learner needs after TF1's "already exists" message (nothing outside IPython)."""
+    if not ipython_shell():
+        return ""
+    return (
+        "\nRe-running a cell adds its variables to the same graph again: build the graph inside "
+        "`with tf.Graph().as_default():` in the cell, or call `tf.reset_default_graph()` at the top of the cell."
+    )
 
 
 def _definition_site(var: Variable) -> str:
@@ -217,6 +228,7 @@ class _VariableStore:
                 raise ValueError(
                     f"Variable {name} already exists, disallowed. Did you mean to set reuse=True or "
                     f"reuse=tf.AUTO_REUSE in VarScope? Originally defined at:\n\n{_definition_site(found)}"
+                    + _rerun_hint()
                 )
             if shape is not None and not shape.is_compatible_with(found.get_shape()):
                 raise ValueError(
@@ -319,7 +331,7 @@ class _VariableStore:
             if reuse is False:
                 raise ValueError(
                     f"Partitioned variable with name {name} already exists. Did you mean to set reuse=True or "
-                    "reuse=tf.AUTO_REUSE in VarScope?"
+                    "reuse=tf.AUTO_REUSE in VarScope?" + _rerun_hint()
                 )
             existing = self._partitioned_vars[name]
             if not shape.is_compatible_with(existing.get_shape()):

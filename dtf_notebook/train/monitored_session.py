@@ -42,8 +42,9 @@ from typing import Any
 from dtf_notebook import errors
 from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.runtime.config import ConfigProto
-from dtf_notebook.train import basic_session_run_hooks, default_hooks, session_run_hook
+from dtf_notebook.train import basic_session_run_hooks, default_hooks, rerun_notice, session_run_hook
 from dtf_notebook.train.checkpoint_saver_hook import CheckpointSaverHook
+from dtf_notebook.train.progress_hook import ProgressBarHook
 from dtf_notebook.train.scaffold import Scaffold
 from dtf_notebook.train.session_creators import ChiefSessionCreator, SessionCreator, WorkerSessionCreator
 from dtf_notebook.train.session_wrappers import (
@@ -161,6 +162,12 @@ class _MonitoredSession:
             if not exception_type:
                 for h in self._hooks:
                     h.end(self._coordinated_creator.tf_sess)
+            else:
+                # TF1 calls no hook's end after an error or an interrupt; a progress bar still closes, showing
+                # how far training got (in a notebook: its static copy, not a widget frozen mid-run).
+                for h in self._hooks:
+                    if isinstance(h, ProgressBarHook):
+                        h.close()
         finally:
             try:
                 if self._sess is None:
@@ -276,6 +283,12 @@ def MonitoredTrainingSession(
     it off; ``save_graph_def`` also writes each checkpoint's meta graph). Other workers wait up to
     ``max_wait_secs`` for the chief and run only ``hooks``.
 
+    Without ``checkpoint_dir`` the chief starts from the variables' initial values every time, as in TF1. In
+    a Jupyter kernel, when an earlier session trained the same graph (or one with the same variables: a
+    re-run cell), it says so in one line on standard error (see :mod:`~dtf_notebook.train.rerun_notice`).
+    Where someone watches, a progress bar shows the steps and the loss
+    (:mod:`~dtf_notebook.train.progress_hook`).
+
     Example:
         >>> import dtf_notebook.compat.v1 as tf
         >>> with tf.Graph().as_default():
@@ -341,6 +354,8 @@ def MonitoredTrainingSession(
             )
         )
     all_hooks.extend(hooks or [])
+    # In a notebook kernel: one line when this session restarts training an earlier one did (a re-run cell).
+    all_hooks += rerun_notice.watch_reruns(checkpoint_dir, scaffold)
     # Extras: registered ones, and a progress bar where someone watches (a notebook, a terminal); none when the
     # output is piped or captured, so scripts print what they print under TF1.
     all_hooks += default_hooks.default_hooks(all_hooks)

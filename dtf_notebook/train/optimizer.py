@@ -44,6 +44,7 @@ from dtf_notebook.ops import (  # noqa: F401 - training_ops: registers the fused
 )
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.variables import Variable, trainable_variables
+from dtf_notebook.train.loss_tracking import record_minimized_loss
 
 __all__ = ["Optimizer"]
 
@@ -272,7 +273,8 @@ class Optimizer:
         """Gradients of ``loss`` for each variable: a list of ``(gradient, variable)`` pairs.
 
         A gradient is a Tensor, an ``IndexedSlices`` (through gathers) or None
-        (the loss does not depend on the variable).
+        (the loss does not depend on the variable). ``loss`` is noted as what the graph minimizes (the loss a
+        progress bar shows: :func:`~dtf_notebook.train.loss_tracking.training_loss`); no collection changes.
 
         Raises:
             ValueError: ``gate_gradients`` is invalid, there are no variables, or a dtype is not a float type.
@@ -295,6 +297,7 @@ class Optimizer:
             )
         loss = convert_to_tensor(loss)
         self._assert_valid_dtypes([loss])
+        record_minimized_loss(loss)  # what a progress bar shows (not a collection: TF1's stay as they are)
         if grad_loss is not None:
             grad_loss = convert_to_tensor(grad_loss)
             self._assert_valid_dtypes([grad_loss])

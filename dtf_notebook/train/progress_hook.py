@@ -1,8 +1,14 @@
 """A training progress bar: ``ProgressBarHook`` for monitored sessions, shown by default where someone watches.
 
-The hook draws a tqdm bar (``tqdm.auto``: a widget bar in Jupyter, a text bar in a terminal) of the
-global step, with tqdm's steps per second and the latest loss. Every ``MonitoredTrainingSession``
-adds one by itself (unless it was given one) when, at the moment it is created:
+The hook draws a tqdm bar of the global step, with tqdm's steps per second and the latest loss (by
+default the loss the graph's optimizer minimizes: see :func:`~dtf_notebook.train.loss_tracking.training_loss`).
+In a terminal it is tqdm's text bar. In a Jupyter kernel it is the bar the notebook layer registered with
+:func:`register_kernel_progress_bar` (``import dtf_notebook`` registers
+:func:`dtf_notebook.notebook.progress_bar.progress_bar`: tqdm's widget, whose output also keeps a static
+copy, so a saved notebook shows the final "400/400"); with none registered, ``tqdm.auto``'s. The bar is
+closed when the session closes, also after an error or an interrupt (when TF1 calls no hook's ``end``).
+Every ``MonitoredTrainingSession`` adds one by itself (unless it was given one) when, at the moment it is
+created:
 
 * :func:`enable_progress_bars` said so (``enable_progress_bars()`` always, ``enable_progress_bars(False)``
   never; ``enable_progress_bars(None)`` goes back to the rules below);
@@ -34,10 +40,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dtf_notebook.framework.graph import GraphKeys, get_default_graph
+from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.frontend import jupyter_kernel
 from dtf_notebook.train import training_util
 from dtf_notebook.train.basic_session_run_hooks import StopAtStepHook
+from dtf_notebook.train.loss_tracking import training_loss
 from dtf_notebook.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 
 __all__ = [
@@ -46,7 +53,28 @@ __all__ = [
     "disable_progress_bars",
     "enable_progress_bars",
     "progress_bars_wanted",
+    "register_kernel_progress_bar",
 ]
+
+BarFactory = Callable[..., Any]
+_kernel_bar: BarFactory | None = None  # what makes a bar in a Jupyter kernel (registered by the notebook layer)
+
+
+def register_kernel_progress_bar(factory: BarFactory | None) -> BarFactory | None:
+    """Makes ``factory(**tqdm_kwargs)`` draw the default bars in a Jupyter kernel (None: ``tqdm.auto``'s);
+    returns the factory it replaces. A hook given ``bar_factory=`` keeps its own.
+
+    The notebook layer registers its bar this way (``import dtf_notebook`` does), so that this layer never
+    imports it.
+
+    Example:
+        >>> previous = register_kernel_progress_bar(None)
+        >>> register_kernel_progress_bar(previous) is None
+        True
+    """
+    global _kernel_bar
+    previous, _kernel_bar = _kernel_bar, factory
+    return previous
 
 
 class ProgressBarHook(SessionRunHook):
@@ -54,11 +82,13 @@ class ProgressBarHook(SessionRunHook):
 
     Args:
         total_steps: The step the bar fills at (None: an open-ended counter).
-        loss: A tensor (or its name) shown beside the bar; None takes the graph's only ``LOSSES``
-            collection member when there is exactly one.
+        loss: A tensor (or its name) shown beside the bar; None takes the one loss the graph's optimizers
+            minimize, else the graph's only ``LOSSES`` collection member, else shows none (several different
+            losses minimized, e.g. a GAN's: pass the one to show).
         every_n_steps: Update the bar (and fetch the loss) every this many runs.
         desc: Text before the bar.
-        bar_factory: Makes the bar from tqdm's keyword arguments (default: ``tqdm.auto.tqdm``).
+        bar_factory: Makes the bar from tqdm's keyword arguments (default: the registered kernel bar in a
+            Jupyter kernel, else ``tqdm.auto.tqdm``).
         **tqdm_kwargs: Passed to the bar (e.g. ``file=``, ``leave=``, ``mininterval=``).
 
     Raises:
@@ -94,10 +124,10 @@ class ProgressBarHook(SessionRunHook):
         self._global_step = training_util.get_global_step(graph)
         loss = self._loss_arg
         if loss is None:
-            losses = graph.get_collection(GraphKeys.LOSSES)
-            loss = losses[0] if len(losses) == 1 else None
+            loss = training_loss(graph)
         self._loss = None if loss is None else graph.as_graph_element(loss, allow_tensor=True, allow_operation=False)
         self._runs = 0
+        self.bar = None  # begin() starts each MonitoredSession; only its re-created sessions share one bar
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         self._position = int(session.run(self._global_step)) if self._global_step is not None else 0
@@ -106,7 +136,13 @@ class ProgressBarHook(SessionRunHook):
             # StopAtStepHook resolves num_steps into its last step in its own after_create_session, which ran
             # before this one (it comes earlier in the hook list).
             total = self._stop_hook._last_step
+        if self.bar is not None:  # a session re-created after a task failed: the same bar goes on, from there
+            self.bar.n = self._position
+            self.bar.refresh()
+            return
         factory = self._factory
+        if factory is None and jupyter_kernel():
+            factory = _kernel_bar
         if factory is None:
             from tqdm.auto import tqdm as factory
         self.bar = factory(total=total, initial=self._position, desc=self.desc, unit="step", **self._kwargs)
@@ -135,6 +171,14 @@ class ProgressBarHook(SessionRunHook):
         self._position = max(position, self._position)
 
     def end(self, session: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the bar, leaving its last state shown; the session calls it when it closes after an error.
+
+        Example:
+            >>> ProgressBarHook().close()  # no bar yet: nothing to do
+        """
         if self.bar is not None:
             self.bar.close()
 

@@ -78,6 +78,66 @@ def test_the_bar_follows_the_global_step_and_shows_the_loss() -> None:
     assert bar.postfix == {"loss": "95"}  # the loss is read before the last increment (step 5)
 
 
+def _minimize(
+    steps: int, hooks: list[Any], fail_at: int | None = None, error: type[BaseException] = ValueError
+) -> None:
+    """Trains w toward 0 with an optimizer (nothing in LOSSES); raises ``error`` after run ``fail_at``."""
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable(4.0, name="w")
+        loss = tf.square(w, name="loss")
+        train_op = tf.train.GradientDescentOptimizer(0.25).minimize(loss, global_step=step)
+        assert tf.get_collection(tf.GraphKeys.LOSSES) == []  # as in TF1: minimize() fills no collection
+        with tf.train.MonitoredTrainingSession(hooks=[tf.train.StopAtStepHook(last_step=steps), *hooks]) as sess:
+            while not sess.should_stop():
+                sess.run(train_op)
+                if fail_at is not None and sess.run(step) >= fail_at:
+                    raise error("stopped by the test")
+
+
+def test_the_bar_shows_the_loss_the_optimizer_minimizes() -> None:
+    hook = ProgressBarHook(total_steps=2, bar_factory=FakeBar)
+    _minimize(2, [hook])
+    assert FakeBar.made[0].postfix == {"loss": "4"}  # w: 4 -> 2, the loss fetched with the last step is 2**2
+
+
+def test_the_default_bar_shows_it_too() -> None:
+    enable_progress_bars(bar_factory=FakeBar)
+    _minimize(1, [])
+    assert FakeBar.made[0].postfix == {"loss": "16"}
+
+
+@pytest.mark.parametrize("error", [ValueError, KeyboardInterrupt])
+def test_an_error_or_an_interrupt_closes_the_bar_where_it_stopped(error: type[BaseException]) -> None:
+    hook = ProgressBarHook(total_steps=10, bar_factory=FakeBar)
+    with pytest.raises(error, match="stopped by the test"):
+        _minimize(10, [hook], fail_at=3, error=error)
+    (bar,) = FakeBar.made
+    assert bar.closed and bar.n == 3
+
+
+def test_a_registered_kernel_bar_draws_in_a_kernel_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    enable_progress_bars()
+    previous = progress.register_kernel_progress_bar(lambda **kwargs: FakeBar(kernel=True, **kwargs))
+    try:
+        _train(2, [])  # no kernel: tqdm's text bar, on the (captured) stderr
+        assert FakeBar.made == []
+        monkeypatch.setattr(progress, "jupyter_kernel", lambda: True)
+        _train(2, [])
+        (bar,) = FakeBar.made
+        assert bar.kwargs["kernel"] and bar.n == 2 and bar.closed
+        _train(2, [ProgressBarHook(bar_factory=FakeBar, desc="mine")])  # a hook's own factory wins
+        assert FakeBar.made[-1].kwargs == {"total": None, "initial": 0, "desc": "mine", "unit": "step"}
+    finally:
+        progress.register_kernel_progress_bar(previous)
+
+
+def test_importing_dtf_notebook_registers_the_notebook_bar() -> None:
+    import dtf_notebook
+
+    assert progress._kernel_bar is dtf_notebook._kernel_progress_bar
+
+
 def test_every_n_steps_updates_less_often() -> None:
     updates: list[int] = []
 

@@ -165,10 +165,10 @@ class QueueRunner:
                         _run_quietly(sess, self._close_op)
                     return
         except Exception as e:  # noqa: BLE001 - reported to the coordinator, or recorded and raised
+            if getattr(sess, "_closed", False):
+                return  # the session was closed under the thread (then its step cancelled): a normal way to end
             if coord is not None:
                 coord.request_stop(e)
-            elif getattr(sess, "_closed", False):
-                return  # the session was closed under the thread: a normal way for it to end
             else:
                 _log.error("Exception in QueueRunner for %s: %s", self.name, e)
                 with self._lock:

@@ -1,11 +1,11 @@
 """Tells whether this repository is already installed the way scripts/setup.sh installs it, so that a re-run can
 skip pip (which takes seconds even when there is nothing to do).
 
-Exit status 0 when the running Python has this repository installed in editable mode and every requirement of
-pyproject.toml's dependencies, of the extras named by ``--extras`` (followed through extras of extras, this
-package's own included) and of the extra requirements given as arguments is met by an installed distribution;
-otherwise status 1 and one line naming the first unmet requirement. Only the standard library and ``packaging``
-are used; without ``packaging`` the answer is "not installed", so pip runs.
+Exit status 0 when the running Python has this repository installed in editable mode, with the version and console
+scripts that pyproject.toml names, and every requirement of its dependencies, of the extras named by ``--extras``
+(followed through extras of extras, this package's own included) and of the requirements given as arguments is met
+by an installed distribution; otherwise status 1 and one line naming what is missing. Only the standard library
+and ``packaging`` are used; without ``packaging`` the answer is "not installed", so pip runs.
 
     python3 scripts/installed.py --extras test,notebook "torch==2.13.0"
 """
@@ -82,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         import packaging  # noqa: F401
     except ImportError:
         print("the packaging module is missing, so installed versions cannot be compared")
+        return 1
+    entry_points = metadata.distribution(project["name"]).entry_points
+    installed_scripts = {e.name for e in entry_points if e.group == "console_scripts"}
+    if missing_scripts := sorted(set(project.get("scripts", {})) - installed_scripts):
+        print(f"the installed {project['name']} lacks the console scripts {missing_scripts}")
         return 1
     extras = [e for e in args.extras.split(",") if e]
     own = f"{project['name']}[{','.join(extras)}]" if extras else project["name"]

@@ -1,5 +1,6 @@
 """Every tutorial in ``notebooks/`` runs top to bottom in a real kernel (nbclient), with no error, no cell
-over its time budget and no task, template or cluster file left behind.
+over its time budget and no task, template or cluster file left behind; and saved as JupyterLab saves it
+(no widget state), it exports to HTML with its pictures: every widget output carries a static copy.
 
 A cell's budget is ``metadata.dtf.budget_s`` (seconds) when the notebook sets one, else
 :data:`CELL_BUDGET_S`; the whole notebook must finish within :data:`NOTEBOOK_BUDGET_S`. Run one tutorial with
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import time
 
 import pytest
@@ -44,6 +46,8 @@ def execute(path: str, runtime_dir: str, timings: list[tuple[int, float]]) -> nb
         kernel_name="python3",
         resources={"metadata": {"path": os.path.dirname(path)}},
         allow_errors=False,
+        # As JupyterLab saves a notebook by default: viewers then have only what each output carries.
+        store_widget_state=False,
     )
     started: dict[int, float] = {}
 
@@ -81,12 +85,35 @@ def test_tutorial_runs_top_to_bottom(path, runtime_dir):
     # Nothing outlives the kernel: every cluster the notebook started is gone with its processes.
     deadline = time.monotonic() + 10
     records = cluster_files.list_clusters()
-    while time.monotonic() < deadline and (
-        records or any(pid_running(t["pid"]) for r in records for t in r.tasks)
-    ):
+    while time.monotonic() < deadline and (records or any(pid_running(t["pid"]) for r in records for t in r.tasks)):
         time.sleep(0.2)
         records = cluster_files.list_clusters()
     assert records == [], [r.name for r in records]
+    check_static_copies(nb, os.path.basename(path)[:2])
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# What each tutorial's HTML export must show without a kernel: the pictures its widgets drew (patterns:
+# nbconvert writes the HTML out again, attributes in its own order).
+EXPORTED = {
+    "01": [r"LocalCluster 'tut01': stopped", r"<td>ps</td>"],
+    "02": [r'class="dtf-placement"', r"<svg style=\"width:[\d.]+pt;max-width:100%", r'<g class="cluster"'],
+    "04": [r'class="dtf-table dtf-variables"', r"norm over time", r"<polyline"],
+}
+
+
+def check_static_copies(nb: nbformat.NotebookNode, number: str) -> None:
+    """Every widget output also carries text/html; the HTML export shows the tutorial's pictures."""
+    from nbconvert import HTMLExporter
+
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                assert "text/html" in data, f"cell {index}: a widget output with no static copy: {data['text/plain']}"
+    page, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    for pattern in EXPORTED.get(number, []):
+        assert re.search(pattern, page), f"{number}: the HTML export lacks {pattern!r}"
 
 
 def test_there_are_seven_tutorials():

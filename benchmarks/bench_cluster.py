@@ -31,7 +31,7 @@ import time
 import _common
 import numpy as np
 
-from dtf_notebook.distributed.launcher import free_port
+from dtf_notebook.distributed.local_process import free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = {"1K": 1 << 10, "1M": 1 << 20, "64M": 64 << 20}

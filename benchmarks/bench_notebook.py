@@ -9,8 +9,8 @@ Parts (each a function in ``PARTS``; add one by writing ``bench_<part>(args) -> 
 
   - ``import torch``: one ``python -c "import torch"``, the floor for any process that runs ops;
   - ``3 x import torch``: three such processes in parallel, what three plain task processes pay at least;
-  - ``ProcessCluster``: three ``python -m dtf_notebook.server`` processes, started in parallel, until each
-    printed ready;
+  - ``LocalCluster plain processes``: ``start_method="subprocess"``, three task processes of their own
+    (``python -m``), started in parallel, each importing everything itself, until each answers;
   - ``LocalCluster cold``: the first start of a process, which starts the task template first;
   - ``LocalCluster warm``: later starts while the first cluster runs, forking the tasks from its template;
   - ``LocalCluster prewarmed``: ``prewarm()``, the template's import, then the start.
@@ -71,7 +71,6 @@ def run_python(code: str, *args: str, env: dict[str, str], timeout: float = 300)
 # ---- part: start ---------------------------------------------------------------------------------
 _START_CHILD = """
 import json, sys, time
-from dtf_notebook.distributed.launcher import ProcessCluster
 from dtf_notebook.notebook.local_cluster import LocalCluster, prewarm
 from dtf_notebook.notebook.template_client import shared_template
 
@@ -79,7 +78,7 @@ mode, warm_repeats = sys.argv[1], int(sys.argv[2])
 out = {}
 if mode == "process":
     t = time.perf_counter()
-    with ProcessCluster({"ps": 1, "worker": 2}):
+    with LocalCluster(ps=1, workers=2, start_method="subprocess"):
         out["process"] = time.perf_counter() - t
 elif mode == "prewarmed":
     prewarm()
@@ -131,7 +130,7 @@ def bench_start(args: argparse.Namespace) -> list[Row]:
     return [
         Row("import torch (1 process)", torch1),
         Row("import torch (3 processes in parallel)", torch3),
-        Row("ProcessCluster 1 ps + 2 workers", process, "python -m dtf_notebook.server x3"),
+        Row("LocalCluster plain processes 1 ps + 2 workers", process, "start_method='subprocess': 3 python -m"),
         Row("LocalCluster cold", cold, f"template ready after {statistics.median(template):.2f} s"),
         Row("LocalCluster warm", warm, "tasks forked from the running template"),
         Row("LocalCluster prewarmed", prewarmed, "start() after prewarm() finished"),
@@ -186,11 +185,11 @@ def bench_placement(args: argparse.Namespace) -> list[Row]:
 # ---- part: watcher -------------------------------------------------------------------------------
 def bench_watcher(args: argparse.Namespace) -> list[Row]:
     import dtf_notebook.compat.v1 as tf
-    from dtf_notebook.distributed.launcher import ProcessCluster
+    from dtf_notebook.notebook.local_cluster import LocalCluster
     from dtf_notebook.notebook.variable_watcher import VariableWatcher
 
     refresh, histogram = [], []
-    with ProcessCluster({"ps": 2, "worker": 1}) as cluster, tf.Graph().as_default():
+    with LocalCluster(ps=2, workers=1) as cluster, tf.Graph().as_default():
         with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
             small = [tf.get_variable(f"v{i}", [1000]) for i in range(100)]
             big = tf.get_variable("big", [4 << 20])  # 16 MiB, summarised and binned where it lives
@@ -223,13 +222,13 @@ def _training_under_watch(args: argparse.Namespace, window: float = 1.0) -> tupl
     import numpy as np
 
     import dtf_notebook.compat.v1 as tf
-    from dtf_notebook.distributed.launcher import ProcessCluster
+    from dtf_notebook.notebook.local_cluster import LocalCluster
     from dtf_notebook.notebook.variable_watcher import VariableWatcher
 
     rng = np.random.default_rng(0)
     xs, ys = rng.random((100, 784), dtype=np.float32), rng.integers(0, 10, 100)
     without, with_watcher = [], []
-    with ProcessCluster({"ps": 2, "worker": 1}) as cluster, tf.Graph().as_default():
+    with LocalCluster(ps=2, workers=1) as cluster, tf.Graph().as_default():
         with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
             x, y = tf.placeholder(tf.float32, [None, 784]), tf.placeholder(tf.int64, [None])
             w1, b1 = tf.get_variable("w1", [784, 100]), tf.get_variable("b1", [100])

@@ -88,7 +88,7 @@ server.stop()
 
 
 def child_env() -> dict[str, str]:
-    from dtf_notebook.distributed.launcher import task_env
+    from dtf_notebook.distributed.local_process import task_env
 
     return task_env(threads=1)
 
@@ -99,19 +99,16 @@ def cluster_training(duration: float, warmup: int, keyed: bool = False) -> list[
 
     Keyless by default, as TensorFlow's servers are (comparable with its figures and the earlier ones here);
     ``keyed`` locks the cluster with a key, which every worker takes from ``DTF_CLUSTER_KEY_FILE``."""
-    from dtf_notebook.distributed.launcher import ProcessCluster
+    from dtf_notebook.notebook.local_cluster import LocalCluster
 
-    cluster = ProcessCluster({"ps": 2, "worker": 2}, cluster_key=None if keyed else False)
+    cluster = LocalCluster(jobs={"ps": 2, "worker": 2}, cluster_key=None if keyed else False)
     try:
-        for index in range(2):
-            cluster.start_task("ps", index, wait=False)
-        for task in list(cluster.tasks.values()):
-            cluster.wait_ready(task)
+        cluster.start(serve=["ps"])  # each worker process runs its own server
         logs, workers = [], []
         for task in range(2):
             log = tempfile.NamedTemporaryFile("w+", suffix=f"-worker{task}.log", delete=False)
             args = [json.dumps(cluster.spec), str(task), str(duration), str(warmup), str(BATCH), str(LEARNING_RATE)]
-            env = {**child_env(), **({"DTF_CLUSTER_KEY_FILE": cluster.key_file} if cluster.key_file else {})}
+            env = cluster.client_env()
             proc = subprocess.Popen(
                 [sys.executable, "-c", WORKER, *args], env=env, stdout=log, stderr=subprocess.STDOUT
             )
@@ -206,9 +203,9 @@ def embedding_and_checkpoints(rows: int, repeats: int, keyed: bool = False) -> d
     """3 ps + 1 worker server processes; this process is the client. Steps/s of lookups + sparse SGD, and
     save/restore seconds of a sharded checkpoint, next to ``shutil.copyfile`` of the same number of bytes."""
     import dtf_notebook.compat.v1 as tf
-    from dtf_notebook.distributed.launcher import ProcessCluster
+    from dtf_notebook.notebook.local_cluster import LocalCluster
 
-    with ProcessCluster({"ps": 3, "worker": 1}, cluster_key=None if keyed else False) as cluster:
+    with LocalCluster(jobs={"ps": 3, "worker": 1}, cluster_key=None if keyed else False) as cluster:
         spec = tf.train.ClusterSpec(cluster.spec)
         with tf.Graph().as_default() as graph:
             with tf.device(tf.train.replica_device_setter(cluster=spec, worker_device="/job:worker/task:0")):

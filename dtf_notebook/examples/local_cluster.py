@@ -1,11 +1,13 @@
 """Run the distributed examples on this machine: task processes on loopback ports, all stopped at the end.
 
 The examples are plain TF1 scripts; this module only plays the part of the machines of a real cluster.
-:func:`serving` starts one ``python -m dtf_notebook.server`` process per task (what ``server.join()`` in a
-TF1 script does on a real machine) and stops them when the ``with`` block ends. :func:`run_task_clients`
-starts one process per task of a job that runs an example script as that task (``--cluster JSON --job worker
---task i``), TF1's between-graph replication where every worker is its own client; their output is printed
-live, each line prefixed with the task, and every process still running when one fails is stopped.
+:func:`serving` starts one server process per task (what ``server.join()`` in a TF1 script does on a real
+machine) with the package's one launcher of local clusters,
+:class:`~dtf_notebook.notebook.local_cluster.LocalCluster`, and stops them when the ``with`` block ends.
+:func:`run_task_clients` starts one process per task of a job that runs an example script as that task
+(``--cluster JSON --job worker --task i``), TF1's between-graph replication where every worker is its own
+client; their output is printed live, each line prefixed with the task, and every process still running when
+one fails is stopped.
 
 Typical use in an example's ``--local-cluster`` path::
 
@@ -23,7 +25,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from dtf_notebook.distributed.launcher import ProcessCluster, task_env
+from dtf_notebook.distributed.local_process import task_env
+from dtf_notebook.notebook.local_cluster import LocalCluster
 
 __all__ = ["TaskClientError", "describe", "run_task_clients", "serving"]
 
@@ -37,18 +40,18 @@ class TaskClientError(RuntimeError):
     """
 
 
-def describe(cluster: ProcessCluster) -> str:
-    """One line naming every running task of ``cluster``: ``job:index pid N at host:port``.
+def describe(cluster: LocalCluster) -> str:
+    """One line naming every started task of ``cluster``: ``job:index pid N at host:port``.
 
     Example:
-        >>> describe(ProcessCluster({"ps": 1}))   # nothing started yet
+        >>> describe(LocalCluster(jobs={"ps": 1}))   # nothing started yet
         ''
     """
-    return ", ".join(f"{job}:{index} pid {t.pid} at {t.address}" for (job, index), t in sorted(cluster.tasks.items()))
+    return ", ".join(f"{t.job}:{t.task} pid {t.pid} at {t.address}" for t in cluster.tasks)
 
 
 @contextmanager
-def serving(jobs: dict[str, int], serve: Sequence[str] | None = None) -> Iterator[ProcessCluster]:
+def serving(jobs: dict[str, int], serve: Sequence[str] | None = None) -> Iterator[LocalCluster]:
     """Start the tasks of ``jobs`` as server processes, yield the cluster, stop every process on exit.
 
     Args:
@@ -59,19 +62,15 @@ def serving(jobs: dict[str, int], serve: Sequence[str] | None = None) -> Iterato
 
     Example:
         >>> with serving({"ps": 1, "worker": 1}, serve=["ps"]) as cluster:  # doctest: +ELLIPSIS
-        ...     sorted(cluster.tasks), cluster.tasks["ps", 0].proc.poll()
+        ...     [(t.job, t.task, t.status) for t in cluster.tasks]
         Local cluster {"ps": ["127.0.0.1:..."], "worker": ["127.0.0.1:..."]}: ps:0 pid ... at 127.0.0.1:...
-        ([('ps', 0)], None)
-        >>> cluster.tasks["ps", 0].proc.poll() is not None   # stopped
-        True
+        [('ps', 0, 'running')]
+        >>> cluster.task("ps", 0).status   # stopped
+        'exited(0)'
     """
-    cluster = ProcessCluster(jobs)
+    cluster = LocalCluster(jobs=jobs)
     try:
-        for job in jobs if serve is None else serve:
-            for index in range(jobs[job]):
-                cluster.start_task(job, index, wait=False)
-        for task in list(cluster.tasks.values()):
-            cluster.wait_ready(task)
+        cluster.start(serve=serve)
         print(f"Local cluster {json.dumps(cluster.spec)}: {describe(cluster)}", flush=True)
         yield cluster
     finally:
@@ -112,7 +111,7 @@ def run_task_clients(
 
     Args:
         module: The example module, e.g. ``"dtf_notebook.examples.between_graph"``.
-        spec: The cluster spec (job -> addresses), e.g. ``ProcessCluster.spec``.
+        spec: The cluster spec (job -> addresses), e.g. ``LocalCluster.spec``.
         job: The job whose tasks run as client processes.
         args: Further command-line arguments for every process.
         timeout: Seconds all of them together may take.

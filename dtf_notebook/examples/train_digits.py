@@ -153,11 +153,11 @@ def main(argv: list[str] | None = None) -> dict:
     cluster = None
     target = args.target
     if args.local_cluster:
-        from dtf_notebook.distributed.launcher import ProcessCluster
+        from dtf_notebook.notebook.local_cluster import LocalCluster
 
-        cluster = ProcessCluster({"ps": 1, "worker": 1}).start()
+        cluster = LocalCluster(jobs={"ps": 1, "worker": 1}).start()
         target = cluster.target("worker", 0)
-        pids = ", ".join(f"{job}:{index} pid {t.pid}" for (job, index), t in cluster.tasks.items())
+        pids = ", ".join(f"{t.job}:{t.task} pid {t.pid}" for t in cluster.tasks)
         print(f"Local cluster: {cluster.spec} ({pids}); session on {target}")
     try:
         metrics = _train(args, graph, target, init_op, model, stream, (x_test, y_test))

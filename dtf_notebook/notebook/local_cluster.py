@@ -1,4 +1,8 @@
-"""``LocalCluster``: a multi-process cluster on this machine, ready in a moment, for notebooks.
+"""``LocalCluster``: a multi-process cluster on this machine, ready in a moment: the one launcher of local clusters.
+
+Notebooks (``%dtf_cluster start``), the ``dtf-cluster`` command, the examples'
+``--local-cluster`` runs, the benchmarks and the cluster tests all start their
+local clusters with it.
 
 Every task is its own OS process serving on a free 127.0.0.1 port. Tasks are
 forked from a warmed template process (see
@@ -8,7 +12,8 @@ the imports again. The template starts with the first cluster this process
 starts (:func:`prewarm` starts it ahead of time) and exits when the last of them
 stops, so a kernel that only connects to other kernels' clusters, or has stopped
 its own, keeps no template. Where forking is unavailable, tasks start as plain
-processes, with a warning.
+processes, with a warning; ``start_method="subprocess"`` asks for them (each task
+then imports everything itself, in ``python -m`` processes of its own).
 
 ``start()`` returns once every task answers a ``GetStatus`` request; a task
 that fails to start stops the others, and the error names it with its exit
@@ -55,7 +60,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed import keyring
 from dtf_notebook.distributed.cluster_key import ClusterKey, write_key_file
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
-from dtf_notebook.distributed.launcher import free_port
+from dtf_notebook.distributed.local_process import free_port, task_env
 from dtf_notebook.distributed.peer_limits import PeerLimits
 from dtf_notebook.distributed.transport import shared_client
 from dtf_notebook.notebook import cluster_files
@@ -203,6 +208,8 @@ class LocalCluster:
             ``False`` runs the tasks without a key: every process of this machine can then open sessions on them,
             read and change their variables, and read and write files wherever they may (a warning says so).
         file_roots: Directories outside which no task reads or writes a file (checkpoints); default: anywhere.
+        server_args: Further ``dtf-server`` arguments for the tasks of a job, e.g. ``{"ps": ["--cluster-salt",
+            "s"]}`` (the options above cover the usual ones).
         peer_limits: Caps on what one peer may hold of a task at once (sessions, requests and bytes in flight).
         start_method: ``"fork"`` (from the template; the default where available) or ``"subprocess"``.
         start_timeout: Seconds allowed for the whole start.
@@ -235,6 +242,7 @@ class LocalCluster:
         log_dir: str | None = None,
         file_roots: Sequence[str] | None = None,
         peer_limits: PeerLimits | None = None,
+        server_args: dict[str, list[str]] | None = None,
     ) -> None:
         jobs = dict(jobs) if jobs is not None else {"ps": ps, "worker": workers}
         for job, count in jobs.items():
@@ -277,6 +285,10 @@ class LocalCluster:
         self.file_roots = None if file_roots is None else [_absolute_root(str(r)) for r in file_roots]
         FileAccess(self.file_roots)  # a root that does not exist is an error now, not in every task
         self.peer_limits = peer_limits
+        self.server_args = {job: [str(a) for a in args] for job, args in (server_args or {}).items()}
+        for job in self.server_args:
+            if job not in self.jobs:
+                raise ValueError(f"server_args names job {job!r}, which this cluster lacks (jobs: {list(self.jobs)})")
         self._log_root, self._own_log_dir, self._log_dir = log_dir, log_dir is None, ""
         self._tasks: dict[tuple[str, int], TaskProcess] = {}
         self._record: cluster_files.ClusterRecord | None = None
@@ -340,6 +352,15 @@ class LocalCluster:
             raise ValueError(f"Task {job}:{task} of cluster {self.name or '(unnamed)'!r} was never started")
         return found
 
+    def task(self, job: str, task: int = 0) -> TaskInfo:
+        """One row of :attr:`tasks`.
+
+        Raises:
+            ValueError: no such task, or it was never started.
+        """
+        found = self._task(job, task)
+        return TaskInfo(found.job, found.index, found.address, found.pid, found.status(), tuple(found.devices))
+
     def logs(self, job: str, task: int = 0) -> str:
         """The output of a task's current process (the log of its latest start)."""
         return self._task(job, task).output()
@@ -358,7 +379,7 @@ class LocalCluster:
         if self.peer_limits is not None:
             for name, value in asdict(self.peer_limits).items():
                 args += [f"--{name.replace('_', '-')}-per-peer", str(value)]
-        return args
+        return args + self.server_args.get(job, [])
 
     def _real_gpus(self) -> int:
         if not self.gpus_per_worker:
@@ -428,8 +449,13 @@ class LocalCluster:
         )
         return ClusterStartError(message, task.job, task.index, code, log)
 
-    def start(self) -> LocalCluster:
+    def start(self, serve: Sequence[str] | None = None) -> LocalCluster:
         """Starts every task and returns once all answer; stops them all if one fails.
+
+        Args:
+            serve: The jobs whose tasks to start (default: all). The others keep their addresses in the spec but
+                get no process here: their own process serves them, as a TF1 script's ``tf.train.Server`` does
+                (with :meth:`client_env` for the key).
 
         Raises:
             ClusterStartError: a task exited or did not serve in time (the message has its log's last lines).
@@ -438,6 +464,9 @@ class LocalCluster:
         """
         if self.running:
             raise RuntimeError(f"Cluster {self.name!r} is already running; stop() it first")
+        for job in serve or ():
+            if job not in self.jobs:
+                raise ValueError(f"serve names job {job!r}, which this cluster lacks (jobs: {list(self.jobs)})")
         began = time.monotonic()
         # What killed kernels left where no template cleaned up (killed too, or plain processes); never fails.
         cluster_files.clean_stale()
@@ -476,7 +505,7 @@ class LocalCluster:
             keyring.remember(self.addresses, self._key)
             self._record.log_dir, self._record.temporary_logs = self._log_dir, self._own_log_dir
             for job, n in self.jobs.items():
-                for index in range(n):
+                for index in range(n if serve is None or job in serve else 0):
                     self._tasks[(job, index)] = self._launch(job, index)
             self._wait_serving(list(self._tasks.values()), began + self.start_timeout)
         except BaseException:
@@ -509,6 +538,27 @@ class LocalCluster:
         """The key the tasks require (None: started with ``cluster_key=False``, or not started yet). Sessions of
         this process find it by the tasks' addresses; give ``cluster_key.text`` to a process that cannot."""
         return self._key
+
+    @property
+    def key_file(self) -> str | None:
+        """The file holding the cluster key, owner-only, while a locked cluster this process started runs."""
+        if not self._owned or self._key is None or not self.running:
+            return None
+        return os.path.join(self._log_dir, "cluster.key")
+
+    def client_env(self) -> dict[str, str]:
+        """The environment for a client script in its own process: this package importable, one torch thread,
+        and the cluster's key file (``DTF_CLUSTER_KEY_FILE``) while a locked cluster runs.
+
+        Example:
+            >>> with LocalCluster(jobs={"ps": 1}) as cluster:
+            ...     os.path.basename(cluster.client_env()["DTF_CLUSTER_KEY_FILE"])
+            'cluster.key'
+        """
+        env = task_env()
+        if self.key_file is not None:
+            env["DTF_CLUSTER_KEY_FILE"] = self.key_file
+        return env
 
     @property
     def locked(self) -> bool:

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from dtf_notebook.distributed.launcher import task_env
+from dtf_notebook.distributed.local_process import task_env
 from dtf_notebook.notebook.pids import pid_running, start_ticks
 from dtf_notebook.notebook.template_client import TaskTemplate
 

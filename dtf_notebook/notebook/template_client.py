@@ -35,7 +35,7 @@ import threading
 import time
 from typing import Any
 
-from dtf_notebook.distributed.launcher import task_env
+from dtf_notebook.distributed.local_process import task_env
 
 __all__ = ["TaskTemplate", "TemplateError", "fork_available", "hold_template", "release_template", "shared_template"]
 
@@ -66,11 +66,11 @@ class TaskTemplate:
     """The parent's handle on a template process (thread-safe).
 
     Args:
-        env: The template's environment (default: a task's, see ``launcher.task_env``); tasks inherit it.
+        env: The template's environment (default: a task's, see ``local_process.task_env``); tasks inherit it.
 
     Example:
         >>> import json
-        >>> from dtf_notebook.distributed.launcher import free_port
+        >>> from dtf_notebook.distributed.local_process import free_port
         >>> template = shared_template()              # this process's TaskTemplate
         >>> template.wait_ready(120)
         >>> template.threads                          # nothing but the main thread: safe to fork

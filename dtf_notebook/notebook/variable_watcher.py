@@ -68,7 +68,7 @@ def cluster_tasks(
     Args:
         target_or_cluster: A session target (``zmq://host:port`` / ``grpc://host:port``, whose server is
             asked for its cluster), a ClusterSpec, a dict ``{job: [addresses]}``, or an object with a
-            ``spec`` attribute holding one of those (a LocalCluster, a ProcessCluster).
+            ``spec`` attribute holding one of those (a LocalCluster).
         cluster_key: The cluster's key (default: the one this process knows for the target's address).
         timeout: Seconds to wait for a target's server to answer.
 

@@ -1,13 +1,15 @@
-"""Cluster helpers for tests: the package's process launcher plus running client scripts in their own process."""
+"""Cluster helpers for tests: the package's one launcher of local clusters plus running client scripts in their own
+process."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from dtf_notebook.distributed.launcher import ProcessCluster, free_port, task_env
+from dtf_notebook.distributed.local_process import free_port, task_env
+from dtf_notebook.notebook.local_cluster import LocalCluster
 
-__all__ = ["SIMPLE_CLIENT", "ProcessCluster", "free_port", "run_client", "task_env"]
+__all__ = ["SIMPLE_CLIENT", "LocalCluster", "free_port", "run_client", "task_env"]
 
 # Seed 002's simple_client.py: ``python -c SIMPLE_CLIENT TARGET [init]`` increments the shared x and prints it.
 SIMPLE_CLIENT = """
@@ -28,7 +30,7 @@ with tf.Session(sys.argv[1]) as sess:
 def run_client(script: str, *args: str, timeout: float = 120, env: dict[str, str] | None = None) -> str:
     """Runs a client script in its own process and returns its stdout (raises on failure).
 
-    ``env`` defaults to :func:`task_env`; a client of a locked ProcessCluster takes ``cluster.client_env()``.
+    ``env`` defaults to :func:`task_env`; a client of a locked LocalCluster takes ``cluster.client_env()``.
     """
     result = subprocess.run(
         [sys.executable, "-c", script, *args], env=env or task_env(), capture_output=True, text=True, timeout=timeout

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
-from tests.distributed.cluster_util import SIMPLE_CLIENT, ProcessCluster, run_client, task_env
+from tests.distributed.cluster_util import SIMPLE_CLIENT, LocalCluster, run_client, task_env
 
 pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    with ProcessCluster({"ps": 1, "worker": 2}, extra_args={"worker": ["--virtual-gpus", "2"]}) as c:
+    with LocalCluster(jobs={"ps": 1, "worker": 2}, virtual_gpus=2) as c:
         yield c
 
 
@@ -146,7 +146,7 @@ def test_session_to_missing_task_fails_in_bounded_time():
 
 
 def test_task_killed_mid_step_gives_unavailable_and_its_restart_aborted():
-    with ProcessCluster({"ps": 1, "worker": 1}) as c:
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as c:
         with tf.device("/job:ps/task:0"):
             v = tf.Variable(1.0, name="v_dead")
             queue = tf.FIFOQueue(1, tf.float32, shared_name="mid_step")
@@ -176,7 +176,7 @@ def test_task_killed_mid_step_gives_unavailable_and_its_restart_aborted():
             assert type(outcome[0]) is tf.errors.UnavailableError, outcome[0]
             assert time.monotonic() - killed < 10  # heartbeats, not a hang
             assert sess.run(worker_only) == 10.0  # the worker keeps serving
-            c.start_task("ps", 0)
+            c.restart("ps", 0)  # the same address, empty containers
             with pytest.raises(tf.errors.AbortedError) as raised:
                 sess.run(inc)
             assert type(raised.value) is tf.errors.AbortedError

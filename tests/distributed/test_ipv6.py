@@ -8,7 +8,7 @@ import pytest
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed.transport import Client
-from tests.distributed.cluster_util import ProcessCluster
+from tests.distributed.cluster_util import LocalCluster
 
 pytestmark = pytest.mark.cluster
 
@@ -24,7 +24,7 @@ def _has_ipv6_loopback() -> bool:
 
 @pytest.mark.skipif(not _has_ipv6_loopback(), reason="this machine has no IPv6 loopback")
 def test_a_cluster_on_ipv6_loopback_runs_steps_across_tasks():
-    with ProcessCluster({"ps": 1, "worker": 1}, host="[::1]") as cluster:
+    with LocalCluster(jobs={"ps": 1, "worker": 1}, host="[::1]") as cluster:
         assert cluster.spec["ps"][0].startswith("[::1]:")
         with tf.device("/job:ps/task:0"):
             v = tf.Variable(2.0, name="v6")

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tests.distributed.cluster_util import ProcessCluster
+from tests.distributed.cluster_util import LocalCluster
 
 pytestmark = pytest.mark.cluster
 
@@ -51,7 +51,7 @@ print("done", flush=True)
 """
 
 
-def _start_client(cluster: ProcessCluster, *args: str) -> subprocess.Popen:
+def _start_client(cluster: LocalCluster, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", TRAINER, *args],
         env=cluster.client_env(),
@@ -78,7 +78,7 @@ def _steps(lines: list[str]) -> list[tuple[int, float]]:
 
 def test_chief_recovers_from_a_parameter_server_restart_by_restoring_the_checkpoint(tmp_path):
     last_step = 40
-    with ProcessCluster({"ps": 1, "worker": 1}) as cluster:
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as cluster:
         proc = _start_client(cluster, cluster.target("worker", 0), "chief", str(last_step), str(tmp_path))
         try:
             before = []
@@ -110,7 +110,7 @@ def test_chief_recovers_from_a_parameter_server_restart_by_restoring_the_checkpo
 
 def test_non_chief_worker_waits_for_the_chief_then_trains():
     last_step = 30
-    with ProcessCluster({"ps": 1, "worker": 2}) as cluster:
+    with LocalCluster(jobs={"ps": 1, "worker": 2}) as cluster:
         worker = _start_client(cluster, cluster.target("worker", 1), "worker", str(last_step))
         try:
             time.sleep(3.0)  # the worker is polling the uninitialised model meanwhile
@@ -170,7 +170,7 @@ print("done", flush=True)
 class _Trainer:
     """A client process whose stdout and stderr lines are collected as they come (neither pipe can fill up)."""
 
-    def __init__(self, cluster: ProcessCluster, *args: str) -> None:
+    def __init__(self, cluster: LocalCluster, *args: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", SGD_TRAINER, *args],
             env=cluster.client_env(),
@@ -229,7 +229,7 @@ class _Trainer:
 
 def test_both_workers_recover_from_a_parameter_server_restart_and_training_continues(tmp_path):
     last_step = 120
-    with ProcessCluster({"ps": 1, "worker": 2}) as cluster:
+    with LocalCluster(jobs={"ps": 1, "worker": 2}) as cluster:
         chief = _Trainer(cluster, cluster.target("worker", 0), "0", str(last_step), str(tmp_path))
         other = _Trainer(cluster, cluster.target("worker", 1), "1", str(last_step))
         try:
@@ -240,7 +240,7 @@ def test_both_workers_recover_from_a_parameter_server_restart_and_training_conti
             os.kill(chief.proc.pid, signal.SIGSTOP)
             try:
                 cluster.kill("ps", 0)  # SIGKILL: w and the global step die with it
-                cluster.start_task("ps", 0)  # same port, empty containers
+                cluster.restart("ps", 0)  # same port, empty containers
                 other.wait_for(lambda t: any("Waiting for model to be ready" in line for line in t.err))
             finally:
                 os.kill(chief.proc.pid, signal.SIGCONT)

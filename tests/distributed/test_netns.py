@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from dtf_notebook.distributed.launcher import task_env
+from dtf_notebook.distributed.local_process import task_env
 
 pytestmark = pytest.mark.cluster
 

@@ -11,7 +11,7 @@ import pytest
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed.transport import Client
-from tests.distributed.cluster_util import ProcessCluster
+from tests.distributed.cluster_util import LocalCluster
 
 pytestmark = pytest.mark.cluster
 
@@ -79,7 +79,7 @@ def test_partitioned_embedding_trains_on_three_ps_tasks():
     batch = rng.choice(ROWS, BATCH, replace=False).astype(np.int64)
     batch[:2] = [0, ROWS - 1]  # both ends of the id range
     untouched = np.setdiff1d(np.array([1, 2, 3, 2_500_000, ROWS - 2, ROWS - 3], np.int64), batch)
-    with ProcessCluster({"ps": 3, "worker": 1}) as cluster, tf.Graph().as_default():
+    with LocalCluster(jobs={"ps": 3, "worker": 1}) as cluster, tf.Graph().as_default():
         spec = tf.train.ClusterSpec(cluster.spec)
         embedding, ids, rows, loss, train = _build(spec)
         with tf.Session(cluster.target("worker", 0)) as sess:

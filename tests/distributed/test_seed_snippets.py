@@ -25,7 +25,7 @@ import pytest
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed.transport import Client
 from dtf_notebook.notebook.local_cluster import LocalCluster
-from tests.distributed.cluster_util import ProcessCluster, task_env
+from tests.distributed.cluster_util import task_env
 
 pytestmark = pytest.mark.cluster
 
@@ -335,10 +335,10 @@ def _read_line(proc: subprocess.Popen, expect: str) -> str:
 
 def test_monitored_training_session_with_only_target_and_is_chief():
     batches = 40
-    cluster = ProcessCluster({"ps": 1, "worker": 2})
+    cluster = LocalCluster(jobs={"ps": 1, "worker": 2})
     procs = []
     try:
-        cluster.start_task("ps", 0)  # the workers' servers are started by the clients themselves
+        cluster.start(serve=["ps"])  # the workers' servers are started by the clients themselves
         for task_index in (1, 0):  # the non-chief first: it waits until the chief has initialised the model
             args = [json.dumps(cluster.spec), str(task_index), str(batches), json.dumps(TRUE_W.tolist())]
             procs.append(

@@ -14,7 +14,8 @@ import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.transport import Client
-from tests.distributed.cluster_util import ProcessCluster, free_port
+from dtf_notebook.notebook.local_cluster import UnlockedClusterWarning
+from tests.distributed.cluster_util import LocalCluster, free_port
 
 pytestmark = pytest.mark.cluster
 
@@ -31,7 +32,9 @@ def _raw_dealer(address: str) -> zmq.Socket:
 def task():
     """One task in a process of its own, run without a key: the garbage a key holder (or any peer of a cluster
     run with ``--no-auth``) can send. Locked tasks refuse a peer without the key before it sends anything."""
-    with ProcessCluster({"local": 1}, cluster_key=False) as cluster:
+    with pytest.warns(UnlockedClusterWarning):
+        cluster = LocalCluster(jobs={"local": 1}, cluster_key=False).start()
+    with cluster:
         yield cluster
 
 
@@ -71,7 +74,7 @@ def test_random_and_truncated_frames_get_errors_and_the_task_keeps_serving(task)
                 assert "error" in header
                 replies += 1
         assert replies > 0
-        assert task.tasks[("local", 0)].proc.poll() is None
+        assert task.task("local").status == "running"
         with tf.Session(task.target("local")) as sess:
             assert sess.run(tf.constant(2.0) * 3.0) == 6.0
     finally:
@@ -151,7 +154,8 @@ def test_keyed_task_process_refuses_peers_without_the_key(tmp_path):
     key_file.write_text(passphrase + "\n")
     key_file.chmod(0o600)
     args = ["--key-file", str(key_file), "--cluster-salt", salt]
-    with ProcessCluster({"local": 1}, extra_args={"local": args}, cluster_key=False) as cluster:
+    # The task reads the passphrase file (the later --key-file wins); the launcher holds the same key, to see it serve.
+    with LocalCluster(jobs={"local": 1}, server_args={"local": args}, cluster_key=key) as cluster:
         address = cluster.spec["local"][0]
         config = tf.ConfigProto(cluster_key=passphrase, cluster_key_salt=salt)
         with tf.Session(cluster.target("local"), config=config) as sess:

@@ -12,19 +12,19 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
-from tests.distributed.cluster_util import ProcessCluster
+from tests.distributed.cluster_util import LocalCluster
 
 pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    with ProcessCluster({"ps": 3, "worker": 1}) as c:
+    with LocalCluster(jobs={"ps": 3, "worker": 1}) as c:
         yield c
 
 
 def _ps_pids(cluster) -> set[int]:
-    return {cluster.tasks[("ps", k)].pid for k in range(3)}
+    return {cluster.task("ps", k).pid for k in range(3)}
 
 
 def test_seed_003_sharded_save_is_written_by_every_ps_and_restores(cluster, tmp_path):
@@ -75,7 +75,7 @@ def test_non_sharded_save_is_one_file_written_by_the_session_task(cluster, tmp_p
         np.testing.assert_array_equal(sess.run(v), [1.0, 2.0])
     (shard,) = tf.train.NewCheckpointReader(path).shards()
     assert shard["task"] == "/job:worker/replica:0/task:0"
-    assert shard["pid"] == cluster.tasks[("worker", 0)].pid
+    assert shard["pid"] == cluster.task("worker", 0).pid
 
 
 def _wait_for(pattern: str, count: int, timeout: float = 30.0) -> list[str]:
@@ -98,7 +98,7 @@ def test_ps_killed_mid_save_leaves_previous_checkpoint_intact(cluster, tmp_path)
     prefix = str(tmp_path / "model")
     target = cluster.target("worker", 0)
     result: dict[str, BaseException] = {}
-    ps2 = cluster.tasks[("ps", 2)]
+    ps2 = cluster.task("ps", 2)
     with tf.Session(target) as sess:
         sess.run(tf.global_variables_initializer())
         first = saver.save(sess, prefix, global_step=1)
@@ -120,7 +120,7 @@ def test_ps_killed_mid_save_leaves_previous_checkpoint_intact(cluster, tmp_path)
             cluster.kill("ps", 2)
             thread.join(60)
         finally:
-            if ps2.proc.poll() is None:
+            if cluster.task("ps", 2).status == "running":
                 cluster.kill("ps", 2)
         assert not thread.is_alive()
     assert isinstance(result.get("error"), tf.errors.UnavailableError | tf.errors.AbortedError), result
@@ -128,7 +128,7 @@ def test_ps_killed_mid_save_leaves_previous_checkpoint_intact(cluster, tmp_path)
     assert not tf.train.checkpoint_exists(prefix + "-2")
     assert tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths == [first]
 
-    cluster.start_task("ps", 2)
+    cluster.restart("ps", 2)
     with tf.Session(target) as sess:
         saver.restore(sess, tf.train.latest_checkpoint(str(tmp_path)))
         for k, v in enumerate(vs):

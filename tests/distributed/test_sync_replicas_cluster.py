@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
-from tests.distributed.cluster_util import ProcessCluster, run_client
+from tests.distributed.cluster_util import LocalCluster, run_client
 
 pytestmark = pytest.mark.cluster
 
@@ -58,7 +58,7 @@ with tf.train.MonitoredTrainingSession(
 
 @pytest.fixture(scope="module")
 def cluster():
-    with ProcessCluster({"ps": 1, "worker": 2}) as c:
+    with LocalCluster(jobs={"ps": 1, "worker": 2}) as c:
         yield c
 
 

@@ -27,7 +27,7 @@ import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed import wire
 from dtf_notebook.ops import io_ops
 from dtf_notebook.runtime import checkpoint_format as fmt
-from tests.distributed.cluster_util import ProcessCluster, task_env
+from tests.distributed.cluster_util import LocalCluster, task_env
 
 pytestmark = pytest.mark.cluster
 
@@ -49,18 +49,18 @@ def places(tmp_path_factory):
 def rooted(places):
     """One locked task, in its own process, confined to ``root``; this test process holds the key."""
     root, _ = places
-    with ProcessCluster({"local": 1}, extra_args={"local": ["--file-root", str(root)]}) as cluster:
+    with LocalCluster(jobs={"local": 1}, server_args={"local": ["--file-root", str(root)]}) as cluster:
         yield cluster
 
 
 @pytest.fixture(scope="module")
 def unrooted():
     """One locked task with no file roots (as TF: anywhere the process may go)."""
-    with ProcessCluster({"local": 1}) as cluster:
+    with LocalCluster(jobs={"local": 1}) as cluster:
         yield cluster
 
 
-def _run_on(cluster: ProcessCluster, build):
+def _run_on(cluster: LocalCluster, build):
     """Builds ``build()`` on the task's device and runs it there in a session of a key holder."""
     with tf.Graph().as_default():
         with tf.device("/job:local/task:0"):
@@ -69,8 +69,8 @@ def _run_on(cluster: ProcessCluster, build):
             return sess.run(fetch)
 
 
-def _still_serving(cluster: ProcessCluster) -> None:
-    assert cluster.tasks[("local", 0)].proc.poll() is None
+def _still_serving(cluster: LocalCluster) -> None:
+    assert cluster.task("local").status == "running"
     assert _run_on(cluster, lambda: tf.constant(2.0) * 3.0) == 6.0
 
 
@@ -433,11 +433,11 @@ with tf.Session(sys.argv[1]) as sess:
 @pytest.fixture(scope="module")
 def capped():
     caps = ["--max-sessions-per-peer", "8", "--max-inflight-bytes-per-peer", str(40 << 20)]
-    with ProcessCluster({"local": 1}, extra_args={"local": caps}) as cluster:
+    with LocalCluster(jobs={"local": 1}, server_args={"local": caps}) as cluster:
         yield cluster
 
 
-def _flood_while_training(cluster: ProcessCluster, what: str, seconds: float) -> tuple[str, list[float]]:
+def _flood_while_training(cluster: LocalCluster, what: str, seconds: float) -> tuple[str, list[float]]:
     address = cluster.spec["local"][0]
     trainer = subprocess.Popen(
         [sys.executable, "-c", TRAINER, cluster.target("local"), str(seconds)],

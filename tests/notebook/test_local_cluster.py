@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
-from dtf_notebook.distributed.launcher import free_port
+from dtf_notebook.distributed.local_process import free_port
 from dtf_notebook.notebook import cluster_files, local_cluster
 from dtf_notebook.notebook.local_cluster import ClusterStartError, LocalCluster
 from dtf_notebook.notebook.pids import pid_running

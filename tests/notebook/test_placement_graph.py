@@ -10,6 +10,7 @@ import zlib
 import pytest
 
 import dtf_notebook.compat.v1 as tf
+from dtf_notebook.notebook.local_cluster import LocalCluster
 from dtf_notebook.notebook.placement_graph import PlacementView, placement_view, show_placement
 from dtf_notebook.notebook.placement_layout import (
     PALETTE,
@@ -20,7 +21,6 @@ from dtf_notebook.notebook.placement_layout import (
 )
 from dtf_notebook.notebook.placement_render import layers, render_svg, split_edges
 from dtf_notebook.runtime.config import RunMetadata, RunOptions
-from tests.distributed.cluster_util import ProcessCluster
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 
@@ -280,9 +280,9 @@ def test_long_edges_are_drawn_straight_over_the_layout_with_their_labels() -> No
 
 # ---- a 2-task cluster ------------------------------------------------------------------------------------
 @pytest.mark.cluster
-def test_cluster_placement_after_a_traced_run_shows_bytes_between_tasks() -> None:
+def test_cluster_placement_after_a_traced_run_shows_bytes_between_tasks(runtime_dir) -> None:
     graph, train, loss, w = _model_graph()
-    with ProcessCluster({"ps": 1, "worker": 1}) as cluster, graph.as_default():
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as cluster, graph.as_default():
         with tf.Session(cluster.target("worker", 0)) as sess:
             sess.run(w.initializer)
             metadata = RunMetadata()
@@ -312,9 +312,9 @@ def test_cluster_placement_after_a_traced_run_shows_bytes_between_tasks() -> Non
 
 
 @pytest.mark.cluster
-def test_placement_of_a_whole_graph_on_a_cluster() -> None:
+def test_placement_of_a_whole_graph_on_a_cluster(runtime_dir) -> None:
     graph, train, loss, w = _model_graph()
-    with ProcessCluster({"ps": 1, "worker": 1}) as cluster, graph.as_default():
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as cluster, graph.as_default():
         with tf.Session(cluster.target("ps", 0)) as sess:
             view = placement_view(graph, session=sess)
     assert isinstance(view, PlacementView) and view.placed

@@ -11,8 +11,8 @@ import pytest
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
+from dtf_notebook.notebook.local_cluster import LocalCluster
 from dtf_notebook.notebook.variable_watcher import VariableWatcher, cluster_tasks
-from tests.distributed.cluster_util import ProcessCluster
 
 SPEC = {"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223", "127.0.0.1:2224"]}
 
@@ -139,8 +139,8 @@ def test_the_table_has_a_device_column_in_html_text_and_widget() -> None:
 
 
 @pytest.mark.cluster
-def test_watching_a_cluster_while_another_process_trains() -> None:
-    with ProcessCluster({"ps": 1, "worker": 1}) as cluster:
+def test_watching_a_cluster_while_another_process_trains(runtime_dir) -> None:
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as cluster:
         trainer = subprocess.Popen(
             [sys.executable, "-c", TRAINER, cluster.target("worker", 0)],
             env=cluster.client_env(),
@@ -202,7 +202,6 @@ def test_watching_a_cluster_while_another_process_trains() -> None:
 @pytest.mark.cluster
 def test_the_watcher_says_when_its_cluster_stopped(runtime_dir) -> None:
     pytest.importorskip("ipywidgets")
-    from dtf_notebook.notebook.local_cluster import LocalCluster
     from dtf_notebook.notebook.watcher_widget import VariableWatcherWidget
 
     cluster = LocalCluster(ps=1, workers=1, name="watch-stop").start()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dtf_notebook as tf
-from dtf_notebook.distributed.launcher import free_port
+from dtf_notebook.distributed.local_process import free_port
 from dtf_notebook.framework import op_registry
 from dtf_notebook.placement.partition import partition, prune, rendezvous_key, task_of
 from dtf_notebook.placement.placer import PlacementNode, place

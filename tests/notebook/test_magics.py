@@ -227,7 +227,7 @@ def test_connect_to_a_cluster_by_name_and_file(shell, cluster, capsys):
         ("%dtf_cluster start --threads 0", "threads must be an int >= 1 (torch threads per task), not 0"),
         ("%dtf_cluster start --ps -1", "Job 'ps' needs a count of tasks >= 0"),
         ("%dtf_cluster start --var 1x", "--var needs a Python variable name"),
-        ("%dtf_cluster start --name magic-main", "already running"),
+        ("%dtf_cluster start --name magic-main --workers 1", "already running in this kernel with other tasks"),
         ("%dtf_cluster start --name bad/name", "Invalid cluster name"),
         ("%dtf_cluster start --workers", "expected one argument"),
         ("%dtf_cluster stop --all magic-main", "not both"),

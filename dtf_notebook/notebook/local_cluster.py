@@ -467,6 +467,13 @@ class LocalCluster:
         for job in serve or ():
             if job not in self.jobs:
                 raise ValueError(f"serve names job {job!r}, which this cluster lacks (jobs: {list(self.jobs)})")
+        real = self._real_gpus()
+        if real and (self.gpus_per_worker or 0) > real:
+            # CUDA_VISIBLE_DEVICES cannot list one GPU twice: a task cannot have more GPUs than the machine.
+            raise ValueError(
+                f"gpus_per_worker={self.gpus_per_worker} asks for more GPUs per task than the {real} this machine "
+                f"has; use at most {real} (tasks may share GPUs), or virtual_gpus for CPU-backed ones"
+            )
         began = time.monotonic()
         # What killed kernels left where no template cleaned up (killed too, or plain processes); never fails.
         cluster_files.clean_stale()

@@ -283,6 +283,10 @@ def test_gpus_per_worker_uses_real_gpus_or_virtual_ones(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
     assert c._task_env("ps", 0) == {"CUDA_VISIBLE_DEVICES": ""}
     assert [c._task_env("worker", i)["CUDA_VISIBLE_DEVICES"] for i in (0, 1)] == ["0,1", "2,0"]
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # one GPU: a task cannot be given two
+    with pytest.raises(ValueError, match="gpus_per_worker=2 asks for more GPUs per task than the 1 this machine"):
+        c.start()
+    assert not c.running
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
     c._log_dir = ""
     assert c._task_env("worker", 0) == {}

@@ -43,6 +43,7 @@ __all__ = ["VariableWatcher", "cluster_tasks"]
 
 _COLUMNS = ["task", "name", "container", "shape", "dtype", "device", "min", "max", "mean", "norm"]
 Key = tuple[str, str, str]  # (task, container, name)
+_PAD = ' style="padding:1px 6px"'  # compact rows, whatever the notebook's table style
 
 
 def _short(task: str) -> str:
@@ -267,7 +268,17 @@ class VariableWatcher:
         return self._thread is not None and self._thread.is_alive()
 
     def stop(self) -> None:
-        """Stops refreshing and waits for the background thread to end."""
+        """Stops refreshing and waits for the background thread to end.
+
+        A watcher shown in a notebook then leaves its last table in its output as static HTML, which a saved
+        notebook keeps (showing the watcher again after :meth:`start` makes a live view again).
+        """
+        self.pause()
+        if self._widget is not None:
+            self._widget.finish()
+
+    def pause(self) -> None:
+        """Stops refreshing, keeping a shown watcher live (what its Stop button does; Start resumes)."""
         self._stopping.set()
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
@@ -356,24 +367,28 @@ class VariableWatcher:
             rows, history, status = list(self.rows), dict(self.history), dict(self.status)
         containers = any(r["container"] for r in rows)
         columns = [c for c in _COLUMNS if c != "task" and (containers or c != "container")] + ["norm over time"]
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+        head = "".join(f"<th{_PAD}>{html.escape(c)}</th>" for c in columns)
         body = []
         for task in self.tasks:
             state = status.get(task, "pending")
             colour = "#2a7a2a" if state == "ok" else "#b22" if state != "pending" else "#777"
+            mine = [r for r in rows if r["task"] == task]
+            empty = " &middot; no variables" if state == "ok" and not mine else ""
             body.append(
-                f'<tr class="dtf-task"><th colspan="{len(columns)}" style="text-align:left;'
+                f'<tr class="dtf-task"><th colspan="{len(columns)}" style="text-align:left;padding:2px 6px;'
                 f'background:#f3f3f3">{html.escape(task)} <span style="color:{colour};font-weight:normal">'
-                f"{html.escape(state)}</span></th></tr>"
+                f"{html.escape(state)}{empty}</span></th></tr>"
             )
-            for r in (r for r in rows if r["task"] == task):
-                trend = sparkline([n for _, n in history.get((task, r["container"], r["name"]), [])])
+            for r in mine:
+                # A variable with no values (not initialized, or reset since) has no trend to show.
+                norms = [n for _, n in history.get((task, r["container"], r["name"]), [])]
+                trend = sparkline(norms) if r.get("norm") is not None else ""
                 cells = [_short_device(r.get(c)) if c == "device" else r.get(c) for c in columns[:-1]]
                 style = "" if r["available"] else ' style="color:#999"'
                 body.append(
                     f"<tr{style}>"
-                    + "".join(f"<td>{html.escape(cell_text(v))}</td>" for v in cells)
-                    + f"<td>{trend if r['available'] else 'unavailable'}</td></tr>"
+                    + "".join(f"<td{_PAD}>{html.escape(cell_text(v))}</td>" for v in cells)
+                    + f"<td{_PAD}>{trend if r['available'] else 'unavailable'}</td></tr>"
                 )
         return (
             '<table class="dtf-table dtf-variables" style="font-size:12px">'

@@ -34,7 +34,7 @@ from dtf_notebook.notebook.variable_watcher import VariableWatcher
 
 __all__ = ["VariableWatcherWidget"]
 
-_NONE = ("(pick a variable for its histogram)", None)
+_NONE = ("(pick a variable for its histogram)", ())
 
 
 class VariableWatcherWidget(widgets.VBox):
@@ -55,7 +55,7 @@ class VariableWatcherWidget(widgets.VBox):
         self.status = widgets.HTML()
         self.toggle = widgets.Button(description="Stop", tooltip="Stop or restart refreshing")
         self.table = widgets.HTML(layout=widgets.Layout(overflow="auto", max_height="480px", width="100%"))
-        self.picker = widgets.Dropdown(options=[_NONE], value=None, layout=widgets.Layout(width="420px"))
+        self.picker = widgets.Dropdown(options=[_NONE], value=_NONE[1], layout=widgets.Layout(width="420px"))
         self.histogram = widgets.HTML()
         self._live: Any = None
         line = widgets.HBox([self.toggle, self.status], layout=widgets.Layout(align_items="center"))
@@ -68,7 +68,7 @@ class VariableWatcherWidget(widgets.VBox):
 
     def _on_toggle(self, _: Any) -> None:
         if self.watcher.running:
-            self.watcher.stop()
+            self.watcher.pause()
         else:
             self.watcher.start()
         self._show_status()
@@ -82,9 +82,16 @@ class VariableWatcherWidget(widgets.VBox):
     def _ipython_display_(self) -> None:
         from dtf_notebook.notebook.live_display import LiveDisplay
 
-        if self._live is None:
+        if self._live is None or self._live.finished:
             self._live = LiveDisplay(self, self.watcher._repr_html_, lambda: repr(self.watcher))
         self._live.show()
+
+    def finish(self) -> None:
+        """Leaves the watcher's last status and table in its outputs as static HTML (the watcher stopped)."""
+        self._show_status()
+        self.table.value = self.watcher.table_html()
+        if self._live is not None:
+            self._live.finish()
 
     def _on_refresh(self, watcher: VariableWatcher) -> None:
         self._show_status()
@@ -102,12 +109,12 @@ class VariableWatcherWidget(widgets.VBox):
         if choices != list(self.picker.options):
             current = self.picker.value
             self.picker.options = choices
-            self.picker.value = current if any(value == current for _, value in choices) else None
+            self.picker.value = current if any(value == current for _, value in choices) else _NONE[1]
         self._draw_histogram()
 
     def _draw_histogram(self) -> None:
         choice = self.picker.value
-        if choice is None:
+        if not choice:
             self.histogram.value = ""
             return
         task, container, name = choice

@@ -309,8 +309,8 @@ def test_two_kernels_share_a_variable_and_stop_leaves_no_task(kernels):
     variables = table_rows(models[shown["table"]]["value"])
     assert [list(v.values())[0] for v in variables if len(v) == 1] == [
         "/job:ps/replica:0/task:0 ok",
-        "/job:worker/replica:0/task:0 ok",
-        "/job:worker/replica:0/task:1 ok",
+        "/job:worker/replica:0/task:0 ok · no variables",
+        "/job:worker/replica:0/task:1 ok · no variables",
     ]
     assert [(v["name"], v["device"], v["min"], v["max"]) for v in variables if len(v) > 1] == [("x", "CPU:0", "2", "2")]
 

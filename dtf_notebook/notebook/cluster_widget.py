@@ -328,7 +328,12 @@ class ClusterWidget:
         stop.on_click(lambda _: self._act("stop", None, None))
         self.buttons[("stop",)] = stop
         self.grid = widgets.GridBox(
-            layout=widgets.Layout(grid_template_columns=f"repeat({len(_HEADERS) + 2}, auto)", grid_gap="2px 12px")
+            # Columns as wide as their cells, packed left (not spread over the notebook's width).
+            layout=widgets.Layout(
+                grid_template_columns=f"repeat({len(_HEADERS) + 2}, max-content)",
+                grid_gap="2px 16px",
+                justify_content="flex-start",
+            )
         )
         self._cell_widgets: list[list[Any]] = []
         self.widget = widgets.VBox([self._caption_html, self.grid, widgets.HBox([stop, self._message_html])])
@@ -348,6 +353,7 @@ class ClusterWidget:
                 button = widgets.Button(
                     description=action.capitalize(),
                     tooltip=f"{action} task {job}:{task}",
+                    button_style="warning" if action == "kill" else "",
                     layout=widgets.Layout(width="80px"),
                 )
                 button.on_click(lambda _, a=action, j=job, t=task: self._act(a, j, t))

@@ -206,7 +206,12 @@ class PlacementView:
             for device, colour in self.model.colours.items()
         )
         what = "assigned" if self.placed else "requested"
-        return f'<div style="font:11px sans-serif">{items}<i>({what} devices)</i></div>'
+        edges = (
+            '<span style="color:#d62728;font-weight:bold">&#x2192;</span> crosses tasks (a _Send/_Recv pair) &#xb7; '
+            '<span style="color:#ff7f0e;font-weight:bold">&#x2192;</span> crosses devices of a task &#xb7; '
+            "- - &#x2192; control dependency (only orders)"
+        )
+        return f'<div style="font:11px sans-serif">{items}<i>({what} devices)</i><br>{edges}</div>'
 
     def _repr_svg_(self) -> str | None:
         return self.svg()

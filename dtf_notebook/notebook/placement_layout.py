@@ -55,7 +55,7 @@ PALETTE = (
     "#9edae5",
     "#ffe680",
     "#b3e2cd",
-    "#fdcdac",
+    "#80b1d3",
 )
 #: Where nodes go that request no device: the session decides (its master task's default device).
 DEFAULT_TASK = "(session default)"

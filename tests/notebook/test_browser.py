@@ -193,12 +193,22 @@ def test_04_variable_watcher_and_progress_bar(lab, page, shots):
     close(page, path)
 
 
-@pytest.mark.xfail(
+# A placement graph stays a live widget as long as its kernel runs (it has controls, and nothing ends it), so a
+# notebook saved then has the widget and its static copy in one output: nbviewer, GitHub and nbconvert show the
+# copy, but JupyterLab's widget renderer, asked for a model a new kernel does not have, says "Error displaying
+# widget: model not found" and never falls back to the copy. A finished widget (the stopped watcher, the
+# cluster table, the progress bar) is its static copy alone and reopens fine.
+PLACEMENT_REOPENED = pytest.mark.xfail(
     strict=True,
-    reason="a saved placement graph, or a variable watcher stopped before its cluster, shows 'Error displaying "
-    "widget: model not found' in Lab with a new kernel, not its static copy (which the file holds)",
+    reason="JupyterLab shows 'model not found' for a saved live placement widget instead of its static copy",
 )
-@pytest.mark.parametrize("path", ["02_placement.ipynb", "04_shared_state.ipynb"], ids=["02", "04"])
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param("02_placement.ipynb", marks=PLACEMENT_REOPENED), "04_shared_state.ipynb"],
+    ids=["02", "04"],
+)
 def test_saved_widget_shows_its_picture_with_a_new_kernel(lab, page, path):
     """The notebook as its test above saved it, opened again after its kernel was shut down."""
     if not any(c.get("outputs") for c in json.loads((lab.root / path).read_text())["cells"]):

@@ -17,7 +17,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dtf_notebook.distributed.local_process import free_port
+from tests.notebook.process_util import processes_mentioning, stop_group
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
 
@@ -120,12 +122,6 @@ JS_TABLE_ROWS = """(table) => {
 
 
 # ---- the server ------------------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Lab:
     """A running ``jupyter lab``: its base URL and token, the folder it serves, its runtime directory."""
 
@@ -152,20 +148,6 @@ class Lab:
         for kernel_id in ids:
             self.api("DELETE", f"/api/kernels/{kernel_id}")
         return ids
-
-
-def processes_mentioning(text: str) -> list[int]:
-    """Pids of this machine's processes whose command line contains ``text``."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if text.encode() in f.read():
-                        pids.append(int(entry))
-            except OSError:
-                continue
-    return pids
 
 
 @contextlib.contextmanager
@@ -223,12 +205,7 @@ def running_lab(tmp: Path, notebooks: Path) -> Iterator[Lab]:
             if proc.poll() is None:
                 server.shutdown_kernels()
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_group(proc)
         # Kernels run in sessions of their own, named by their connection files in this runtime directory.
         deadline = time.monotonic() + 20
         while (left := processes_mentioning(str(runtime))) and time.monotonic() < deadline:

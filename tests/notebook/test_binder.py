@@ -15,7 +15,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,8 +29,8 @@ from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 from jupyter_client.manager import KernelManager  # noqa: E402
 from packaging.specifiers import SpecifierSet  # noqa: E402
 
-from dtf_notebook.notebook import cluster_files  # noqa: E402
-from dtf_notebook.notebook.pids import pid_running  # noqa: E402
+from dtf_notebook.distributed.local_process import free_port  # noqa: E402
+from tests.notebook.process_util import clusters_left, stop_group  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINDER = os.path.join(ROOT, "binder")
@@ -183,18 +182,7 @@ def test_first_tutorial_runs_in_binder_environment(binder_env, runtime_dir, monk
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o["output_type"] == "error"]
     assert errors == []
     # Nothing outlives the kernel: every cluster the notebook started is gone with its processes.
-    deadline = time.monotonic() + 10
-    records = cluster_files.list_clusters()
-    while time.monotonic() < deadline and (records or any(pid_running(t["pid"]) for r in records for t in r.tasks)):
-        time.sleep(0.2)
-        records = cluster_files.list_clusters()
-    assert records == [], [r.name for r in records]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    assert clusters_left() == []
 
 
 def get(port: int, path: str, token: str) -> http.client.HTTPResponse:
@@ -246,9 +234,4 @@ def test_jupyter_opens_on_first_tutorial(binder_env, app, tmp_path):
         assert get(port, f"/api/contents/{FIRST_TUTORIAL}?content=0", token).status == 200
         assert get(port, LANDING_PATH, token).status == 200
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        stop_group(server)

@@ -8,11 +8,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 
 import pytest
+
+from dtf_notebook.distributed.local_process import free_port
+from tests.notebook.process_util import processes_mentioning, stop_group
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -21,27 +23,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.cluster, pytest.mark.browser]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHROMIUM = shutil.which("chromium")
 URL = re.compile(r"(http://127\.0\.0\.1:\d+/lab/tree/notebooks/01_clusters\.ipynb\?token=\w+)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def processes_mentioning(text: str) -> list[int]:
-    """Pids of this machine's processes whose command line contains ``text``."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if text.encode() in f.read():
-                    pids.append(int(entry))
-        except OSError:
-            continue
-    return pids
 
 
 @pytest.fixture
@@ -72,12 +53,7 @@ def lab(tmp_path):
             time.sleep(0.5)
         yield match.group(1)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
         # Kernels run in sessions of their own, named by their connection files in this runtime directory.
         deadline = time.monotonic() + 15
         while (left := processes_mentioning(str(runtime))) and time.monotonic() < deadline:

@@ -20,8 +20,7 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-from dtf_notebook.notebook import cluster_files  # noqa: E402
-from dtf_notebook.notebook.pids import pid_running  # noqa: E402
+from tests.notebook.process_util import clusters_left  # noqa: E402
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -83,12 +82,7 @@ def test_tutorial_runs_top_to_bottom(path, runtime_dir):
     assert took < NOTEBOOK_BUDGET_S, f"{os.path.basename(path)} took {took:.0f} s; slowest cells {slowest}"
     assert any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
     # Nothing outlives the kernel: every cluster the notebook started is gone with its processes.
-    deadline = time.monotonic() + 10
-    records = cluster_files.list_clusters()
-    while time.monotonic() < deadline and (records or any(pid_running(t["pid"]) for r in records for t in r.tasks)):
-        time.sleep(0.2)
-        records = cluster_files.list_clusters()
-    assert records == [], [r.name for r in records]
+    assert clusters_left() == []
     check_static_copies(nb, os.path.basename(path)[:2])
 
 

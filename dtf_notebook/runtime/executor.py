@@ -6,6 +6,8 @@ the nodes topologically, asks each op's registry entry for a kernel bound to
 its device, and wires inputs to numbered value slots. Reading a variable by
 value and moving a tensor between torch devices are explicit steps inserted
 just before the consumer. Running a step is then a loop over small closures.
+Each value is dropped right after its last consumer ran (or at once, when
+nothing reads it), so a step's peak memory does not grow with its length.
 
 Slot 0 holds the per-step context (deadline, step id, rendezvous), for
 kernels registered with ``needs_step``.
@@ -219,6 +221,49 @@ def _make_step(fn: Callable[..., Any], ins: Sequence[int], outs: Sequence[int]) 
     return step
 
 
+def _with_release(step: Callable[[list], None], slots: Sequence[int]) -> Callable[[list], None]:
+    """``step``, then dropping the values in ``slots`` (no later step reads them)."""
+    if len(slots) == 1:
+        (a,) = slots
+
+        def run(vals: list) -> None:
+            step(vals)
+            vals[a] = None
+    else:
+
+        def run(vals: list) -> None:
+            step(vals)
+            for slot in slots:
+                vals[slot] = None
+
+    return run
+
+
+def release_points(
+    step_ins: Sequence[Sequence[int]], step_outs: Sequence[Sequence[int]], keep: set[int]
+) -> list[list[int]]:
+    """For each step, the slots whose values no later step reads: dropped right after it (``keep``: never).
+
+    A slot nobody reads is dropped right after the step that wrote it.
+
+    Example:
+        >>> release_points([[1], [2], [1, 3]], [[2], [3], [4]], keep={4})
+        [[], [2], [1, 3]]
+    """
+    last: dict[int, int] = {}
+    for i, outs in enumerate(step_outs):
+        for slot in outs:
+            last.setdefault(slot, i)
+    for i, ins in enumerate(step_ins):
+        for slot in ins:
+            last[slot] = i
+    points: list[list[int]] = [[] for _ in step_ins]
+    for slot, i in last.items():
+        if slot not in keep:
+            points[i].append(slot)
+    return [sorted(p) for p in points]
+
+
 def needed_ops(fetch_ops: Sequence[Operation], fed: set[Tensor]) -> list[Operation]:
     """The ops the fetches depend on, in a topological order, stopping at fed tensors.
 
@@ -332,6 +377,8 @@ class Plan:
         self.feed_slots = [self._slots[t] for t in feeds]
         self.steps: list[Callable[[list], None]] = []
         self.step_ops: list[Operation] = []
+        self._step_ins: list[list[int]] = []
+        self._step_outs: list[list[int]] = []
         self.devices: dict[str, str] = {}
         placement_errors = placement_errors or {}
         for op in self.ops:
@@ -348,6 +395,12 @@ class Plan:
                 slot = self._deref_step(slot, f.op)
             self.fetch_slots.append(slot)
         self.num_slots = self._next_slot
+        # Slot 0 (the step context) and the fetched values stay; every other value goes after its last reader.
+        keep = {0, *(slot for slot in self.fetch_slots if slot is not None)}
+        for i, slots in enumerate(release_points(self._step_ins, self._step_outs, keep)):
+            if slots:
+                self.steps[i] = _with_release(self.steps[i], slots)
+        del self._step_ins, self._step_outs
 
     def _slot(self, t: Tensor) -> int:
         slot = self._slots.get(t)
@@ -363,8 +416,7 @@ class Plan:
 
     def _deref_step(self, src: int, consumer: Operation) -> int:
         dst = self._new_slot()
-        self.steps.append(_make_step(_deref, [src], [dst]))
-        self.step_ops.append(consumer)
+        self._add_step(_deref, [src], [dst], consumer)
         return dst
 
     def _add_node(self, op: Operation, device: LocalDevice, state: ExecutionState) -> None:
@@ -392,8 +444,7 @@ class Plan:
         # A fed output keeps its fed value: the op's own result for it goes to a scratch slot.
         outs = [self._new_slot() if t in self._fed else self._slot(t) for t in op._outputs]
         self._torch_devices[op.name] = device.torch_device
-        self.steps.append(_make_step(fn, ins, outs))
-        self.step_ops.append(op)
+        self._add_step(fn, ins, outs, op)
 
     def _copy_step(self, src: int, target: torch.device, consumer: Operation) -> int:
         dst = self._new_slot()
@@ -401,9 +452,14 @@ class Plan:
         def copy(value: Any) -> Any:
             return value.to(target, non_blocking=True) if isinstance(value, torch.Tensor) else value
 
-        self.steps.append(_make_step(copy, [src], [dst]))
-        self.step_ops.append(consumer)
+        self._add_step(copy, [src], [dst], consumer)
         return dst
+
+    def _add_step(self, fn: Callable[..., Any], ins: list[int], outs: list[int], op: Operation) -> None:
+        self.steps.append(_make_step(fn, ins, outs))
+        self.step_ops.append(op)
+        self._step_ins.append(ins)
+        self._step_outs.append(outs)
 
     def run(self, feed_values: Sequence[Any], step: StepContext | None = None, trace: list | None = None) -> list[Any]:
         """Runs the plan; returns runtime values (torch tensors / numpy strings / None) of the fetches.

@@ -121,15 +121,25 @@ def _cuda_indices(config: Any) -> list[int]:
 def local_devices(config: Any = None, job: str = "localhost", replica: int = 0, task: int = 0) -> list[LocalDevice]:
     """Devices of this process under ``config``, CPU first.
 
+    ``ConfigProto(device_count={"CPU": n})`` makes ``n`` CPU devices (``/cpu:0`` ... ``/cpu:n-1``, all on the
+    host's CPU, as in TF1), and ``{"GPU": n}`` caps the GPUs.
+
     Raises:
         InvalidArgumentError: the GPU options name GPUs that do not exist.
+        NotFoundError: ``device_count`` allows no CPU device.
 
     Example:
         >>> local_devices()[0].name
         '/job:localhost/replica:0/task:0/device:CPU:0'
+        >>> from dtf_notebook.runtime.config import ConfigProto
+        >>> [d.name[-5:] for d in local_devices(ConfigProto(device_count={"CPU": 2}))]
+        ['CPU:0', 'CPU:1']
     """
     prefix = f"/job:{job}/replica:{replica}/task:{task}/device:"
-    devices = [LocalDevice(prefix + "CPU:0", "CPU", 0, torch.device("cpu"))]
+    cpus = int((getattr(config, "device_count", None) or {}).get("CPU", 1))
+    if cpus < 1:
+        raise errors.NotFoundError(None, None, "No CPU devices are available in this process")
+    devices = [LocalDevice(f"{prefix}CPU:{i}", "CPU", i, torch.device("cpu")) for i in range(cpus)]
     n_virtual = virtual_gpu_count(config)
     if n_virtual:
         devices += [

@@ -274,6 +274,25 @@ def test_list_devices_reads_as_in_tf1():
     assert (ours.name, ours.device_type) == (theirs.name, theirs.device_type)
 
 
+@pytest.mark.tf_oracle
+def test_device_count_makes_cpu_devices_as_tf1_does():
+    real = pytest.importorskip("tensorflow").compat.v1
+
+    def run(lib):
+        with lib.Graph().as_default():
+            with lib.device("/cpu:1"):
+                doubled = lib.constant(1.0) * 2
+            with lib.Session(config=lib.ConfigProto(device_count={"CPU": 3})) as sess:
+                names = [d.name for d in sess.list_devices() if d.device_type == "CPU"]
+                return names, float(sess.run(doubled))
+
+    assert run(tf) == run(real)
+    for lib in (tf, real):
+        with pytest.raises(lib.errors.NotFoundError, match="No CPU devices are available in this process"):
+            with lib.Graph().as_default(), lib.Session(config=lib.ConfigProto(device_count={"CPU": 0})) as sess:
+                sess.list_devices()
+
+
 def test_log_device_placement(capfd):
     tf.constant(1.0, name="logged")
     with tf.Session(config=tf.ConfigProto(log_device_placement=True)) as sess:

@@ -6,8 +6,8 @@ Example:
     >>> import dtf_notebook as dtf
     >>> with dtf.Graph().as_default():
     ...     with dtf.Session() as sess:
-    ...         print(sess.run(dtf.constant(1.5)))
-    1.5
+    ...         sess.run(dtf.constant(1.5))
+    np.float32(1.5)
 """
 
 import importlib as _importlib

@@ -6,11 +6,14 @@ public builders under TF1's names.
 
 from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     array_ops,
+    assert_op,
+    check_ops,
     constant_op,
     data_flow_ops,
     identity_ops,
     init_ops,
     io_ops,
+    logging_ops,
     math_ops,
     nn_ops,
     placeholder_ops,

@@ -1,4 +1,4 @@
-"""Identity-like ops: ``identity``, ``stop_gradient``, ``no_op``, ``group``, ``tuple``.
+"""Identity-like ops: ``identity``, ``identity_n``, ``stop_gradient``, ``no_op``, ``group``, ``tuple``.
 
 Example:
     >>> import dtf_notebook as tf
@@ -22,7 +22,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.ops.op_helpers import make_op, no_outputs, same_as_input
 
-__all__ = ["identity", "stop_gradient", "no_op", "group", "tuple"]
+__all__ = ["identity", "identity_n", "stop_gradient", "no_op", "group", "tuple"]
 
 
 def identity(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
@@ -39,6 +39,33 @@ def identity(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF'
 
 op_registry.register_op(
     "Identity", infer=same_as_input, kernel=lambda op, ctx: lambda x: x, grad=lambda op, grad: [grad]
+)
+
+
+def identity_n(input: Any, name: str | None = None) -> list[Tensor]:  # noqa: A002 - TF's name
+    """Returns tensors with the same values as the list ``input``, all from one ``IdentityN`` op.
+
+    Gradients pass through each output to its input.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     a, b = tf.identity_n([tf.constant(1.0), tf.constant([1, 2])])
+        >>> a.name, b.name, b.shape
+        ('IdentityN:0', 'IdentityN:1', TensorShape([2]))
+    """
+    if isinstance(input, Tensor) or not isinstance(input, list | builtins.tuple):
+        raise TypeError(f"Expected list for 'input' argument to 'IdentityN' Op, not {input!r}.")
+    tensors = [convert_to_tensor(x) for x in input]
+    op = make_op("IdentityN", tensors, {"T": [t.dtype for t in tensors]}, name=name or "IdentityN")
+    return list(op.outputs)
+
+
+op_registry.register_op(
+    "IdentityN",
+    infer=lambda op: [(t.dtype, t.shape) for t in op.inputs],
+    kernel=lambda op, ctx: (lambda x: x) if len(op.inputs) == 1 else (lambda *xs: xs),
+    grad=lambda op, *grads: list(grads),
 )
 
 

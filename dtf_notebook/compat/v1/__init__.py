@@ -6,11 +6,11 @@ Example:
     ...     x = tf.placeholder(tf.float32, [None, 2])
     ...     y = tf.reduce_sum(x * 2.0, axis=1)
     ...     with tf.Session() as sess:
-    ...         print(sess.run(y, {x: [[1.0, 2.0]]}))
-    [6.]
+    ...         sess.run(y, {x: [[1.0, 2.0]]})
+    array([6.], dtype=float32)
 """
 
 from dtf_notebook import errors
-from dtf_notebook.compat.v1 import contrib, distribute, initializers, nn, random, summary, train  # noqa: E402
+from dtf_notebook.compat.v1 import contrib, debugging, distribute, initializers, nn, random, summary, train  # noqa: E402
 from dtf_notebook.compat.v1._names import *  # noqa: F403
 from dtf_notebook.summary import Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata

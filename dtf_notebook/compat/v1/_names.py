@@ -43,11 +43,14 @@ from dtf_notebook.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
 from dtf_notebook.ops.array_ops import *  # noqa: F403
+from dtf_notebook.ops.assert_op import *  # noqa: F403
+from dtf_notebook.ops.check_ops import *  # noqa: F403
 from dtf_notebook.ops.constant_op import *  # noqa: F403
 from dtf_notebook.ops.create_partitioned_variables import *  # noqa: F403
 from dtf_notebook.ops.data_flow_ops import *  # noqa: F403
 from dtf_notebook.ops.identity_ops import *  # noqa: F403
 from dtf_notebook.ops.init_ops import *  # noqa: F403
+from dtf_notebook.ops.logging_ops import *  # noqa: F403
 from dtf_notebook.ops.math_ops import *  # noqa: F403
 from dtf_notebook.ops.partitioners import *  # noqa: F403
 from dtf_notebook.ops.placeholder_ops import *  # noqa: F403

@@ -613,6 +613,9 @@ class MasterService:
             }
             return {"cluster": jobs}, []
         if method == "Reset":
+            # As in TF1: every session of this master is closed (their next run is an AbortedError), then the
+            # containers are cleared on every task.
+            self.close_all()
             containers = header.get("containers")
             cleared: list[str] = []
             for task in _all_tasks(self.cluster):
@@ -672,8 +675,8 @@ class MasterService:
             raise errors.AbortedError(
                 None,
                 None,
-                f"Session {handle!r} is not known to this master (it was closed, collected after being idle, "
-                "or the master restarted)",
+                f"Session {handle!r} is not known to this master (it was closed, reset by Session.reset, "
+                "collected after being idle, or the master restarted)",
             )
         return session
 

@@ -15,7 +15,7 @@ Requests (method → header fields → reply):
   with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task.
 * ``SendTensor`` (step_id, keys) + one tensor per key, sent one-way (no reply: a sender's partition is done once its
   tensors are queued, and a tensor that cannot be delivered aborts its step here); ``AbortStep`` (step_id, error).
-* ``CleanupContainers`` (containers or None for the default one) → cleared names.
+* ``CleanupContainers`` (containers, or None for the default one, which is named after the job) → cleared names.
 * ``TakeHeld`` (token) → a large fetched value kept for the client when RunGraph had ``direct_fetch``.
 * ``ListVariables`` (containers) → name, container, shape, dtype, device and min/max/mean/norm of each variable.
 * ``VariableHistogram`` (container, name, bins) → a histogram of one variable's values, computed here.
@@ -51,7 +51,7 @@ from dtf_notebook.runtime.executor import ExecutionState, StepContext
 from dtf_notebook.runtime.file_access import FileAccess
 from dtf_notebook.runtime.local_backend import LocalBackend
 from dtf_notebook.runtime.rendezvous import RendezvousTable
-from dtf_notebook.runtime.resources import VariableResource
+from dtf_notebook.runtime.resources import ResourceMgr, VariableResource
 
 _CPU = torch.device("cpu")
 
@@ -96,7 +96,7 @@ class WorkerService:
     ) -> None:
         self.job, self.task = job, task
         self.task_name = f"/job:{job}/replica:0/task:{task}"
-        self.state = ExecutionState(files=files or FileAccess())
+        self.state = ExecutionState(resources=ResourceMgr(job), files=files or FileAccess())
         self.backend = LocalBackend(config, state=self.state, job=job, task=task)
         self.rendezvous = RendezvousTable()
         self._peers = peers
@@ -295,7 +295,10 @@ class WorkerService:
         return {}, []
 
     def cleanup_containers(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
-        containers = header.get("containers") or [""]
+        # None: the default container, named after this task's job (as in TF1, where "" names none).
+        containers = header.get("containers")
+        if containers is None:
+            containers = [self.state.resources.default_container]
         cleared = []
         for container in containers:
             cleared += [

@@ -81,7 +81,7 @@ class SharedResource:
         >>> r = mgr.lookup_or_create("", "r", lambda: SharedResource("r", "", mgr))
         >>> r.registered(), r.read().tolist()
         (True, [b'', b'r'])
-        >>> _ = mgr.cleanup(""); r.registered()
+        >>> _ = mgr.cleanup("localhost"); r.registered()
         False
     """
 

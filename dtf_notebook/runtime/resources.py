@@ -1,17 +1,20 @@
 """Resource containers: where variables (and later queues, accumulators) live.
 
-A :class:`ResourceMgr` maps ``(container, name)`` to a resource. The default
-container is ``""``. A local ``Session`` owns one manager; a cluster task owns
-one that every session on the cluster shares, which is how two clients see
-the same variable ``x``.
+A :class:`ResourceMgr` maps ``(container, name)`` to a resource. Ops name the
+default container ``""``; as in TF1 it is called after the task's job
+(``localhost`` in a local session), and that is the name that clears it:
+``Session.reset(target, ["worker"])`` clears the default container of the
+worker tasks, while ``[""]`` names no container. A local ``Session`` owns one
+manager; a cluster task owns one that every session on the cluster shares,
+which is how two clients see the same variable ``x``.
 
 Example:
-    >>> mgr = ResourceMgr()
+    >>> mgr = ResourceMgr("worker")
     >>> v = mgr.lookup_or_create("", "x", lambda: VariableResource("x", None, None))
     >>> mgr.lookup_or_create("", "x", lambda: None) is v
     True
-    >>> mgr.cleanup("")
-    ['x']
+    >>> mgr.cleanup(""), mgr.cleanup("worker")
+    ([], ['x'])
 """
 
 from __future__ import annotations
@@ -78,7 +81,9 @@ class ResourceMgr:
         ['c1']
     """
 
-    def __init__(self) -> None:
+    def __init__(self, default_container: str = "localhost") -> None:
+        #: What the default container (``""`` in ops) is called: the task's job.
+        self.default_container = default_container
         self._lock = threading.Lock()
         self._containers: dict[str, dict[str, Any]] = {}
         #: Grows whenever a container is cleared, so cached lookups can tell they are stale.
@@ -107,7 +112,7 @@ class ResourceMgr:
         try:
             return self._containers[container][name]
         except KeyError:
-            label = container or "localhost"
+            label = container or self.default_container
             raise errors.NotFoundError(None, None, f"Resource {label}/{name} does not exist.") from None
 
     def items(self, container: str | None = None) -> list[tuple[str, str, Any]]:
@@ -126,9 +131,13 @@ class ResourceMgr:
             return sorted(c for c, entries in self._containers.items() if entries)
 
     def cleanup(self, container: str) -> list[str]:
-        """Drops every resource of ``container``; returns their names."""
+        """Drops every resource of ``container`` (the default one by its name, :attr:`default_container`); returns
+        their names. ``""`` names no container, as in TF1."""
+        if not container:
+            return []
+        key = "" if container == self.default_container else container
         with self._lock:
-            dropped = self._containers.pop(container, {})
+            dropped = self._containers.pop(key, {})
             self.generation += 1
         return sorted(dropped)
 

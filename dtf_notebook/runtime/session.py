@@ -371,7 +371,12 @@ class Session(BaseSession):
 
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config: ConfigProto | None = None) -> None:
-        """Clears resource containers (default: the default container) on every task of a cluster.
+        """Clears resource containers on every task of a cluster, as TF1 does.
+
+        Every session of the target's master is closed first: its next run raises ``AbortedError``.
+        ``containers=None`` clears each task's default container. A task's default container is named after
+        its job, so ``["worker"]`` clears the default container of the worker tasks only, and ``[""]`` names
+        no container. Other names clear the containers of ``tf.container(name)`` blocks.
 
         Raises:
             InvalidArgumentError: ``target`` is empty (a local session's state dies with it).

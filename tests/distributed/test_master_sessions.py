@@ -179,3 +179,73 @@ def test_no_collection_by_default():
         sess.close()
     finally:
         server.stop()
+
+
+def _reset_story(lib, ps_and_worker) -> list:
+    """What TF1 programs see around ``Session.reset``: the default container is named after each task's job, and
+    every open session of the master is aborted."""
+    from tests.distributed.cluster_util import free_port
+
+    if ps_and_worker is None:
+        spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
+        servers = [lib.train.Server(spec, job_name=j, task_index=0) for j in ("ps", "worker")]
+    else:
+        servers = list(ps_and_worker)
+    target, seen = servers[1].target, []
+
+    def state(sess, *variables):
+        out = []
+        for v in variables:
+            try:
+                out.append(float(sess.run(v)))
+            except lib.errors.FailedPreconditionError:
+                out.append("uninitialized")
+        return out
+
+    with lib.Graph().as_default():
+        with lib.device("/job:ps/task:0"):
+            on_ps = lib.Variable(1.0, name="on_ps")
+        with lib.device("/job:worker/task:0"):
+            on_worker = lib.Variable(2.0, name="on_worker")
+            with lib.container("exp"):
+                in_exp = lib.Variable(3.0, name="in_exp")
+        init = lib.global_variables_initializer()
+        old = lib.Session(target)
+        old.run(init)
+        lib.Session.reset(target, [""])  # names no container
+        try:
+            old.run(on_ps)
+            seen.append("old session still runs")
+        except lib.errors.AbortedError:
+            seen.append("old session aborted")
+        with lib.Session(target) as sess:
+            seen.append(state(sess, on_ps, on_worker, in_exp))
+        lib.Session.reset(target, ["worker"])  # the worker tasks' default container
+        with lib.Session(target) as sess:
+            seen.append(state(sess, on_ps, on_worker, in_exp))
+            sess.run(init)
+        lib.Session.reset(target)  # None: every task's default container, not the others
+        with lib.Session(target) as sess:
+            seen.append(state(sess, on_ps, on_worker, in_exp))
+        try:
+            old.close()  # TF1 raises the AbortedError again here; closing an aborted session is quiet here
+        except lib.errors.AbortedError:
+            pass
+    if ps_and_worker is None:
+        for server in servers:
+            getattr(server, "stop", lambda: None)()
+    return seen
+
+
+@pytest.mark.tf_oracle
+def test_reset_names_default_containers_after_jobs_and_aborts_open_sessions_as_tf1(two_tasks):
+    real = pytest.importorskip("tensorflow").compat.v1
+    real.disable_eager_execution()
+    ours = _reset_story(tf, two_tasks)
+    assert ours == [
+        "old session aborted",
+        [1.0, 2.0, 3.0],
+        [1.0, "uninitialized", 3.0],
+        ["uninitialized", "uninitialized", 3.0],
+    ]
+    assert ours == _reset_story(real, None)

@@ -258,7 +258,10 @@ class MasterSession:
             for task, part in parts.items():
                 plain, tensors = wire.encode_graph_def({"node": part})
                 reply, _ = self.master.call(
-                    task, "RegisterGraph", {"graph": plain, "session": self.handle}, tensors
+                    task,
+                    "RegisterGraph",
+                    {"graph": plain, "session": self.handle, "isolate": bool(self.config.isolate_session_state)},
+                    tensors,
                 ).result()
                 plan.handles[task] = reply["graph_handle"]
         except BaseException:
@@ -497,6 +500,10 @@ class MasterSession:
                     idle.append(plan)
         for plan in idle:
             self._deregister(plan)
+        # The tasks drop the session's private state (isolated variables, unnamed queues) once its last
+        # partition is deregistered; fire and forget: a gone task has nothing left to drop.
+        for task in self.tasks:
+            self.master.call(task, "ForgetSession", {"session": self.handle}, [])
 
 
 class MasterService:

@@ -10,7 +10,8 @@ tasks are pushed by ``_Send`` kernels straight to the receiving worker
 Requests (method → header fields → reply):
 
 * ``GetStatus`` → job, task, incarnation, devices.
-* ``RegisterGraph`` (graph, session) → graph_handle; ``DeregisterGraph`` (graph_handle).
+* ``RegisterGraph`` (graph, session, isolate) → graph_handle; ``DeregisterGraph`` (graph_handle); ``ForgetSession``
+  (session): the master closed it, so its private state goes with its last graph.
 * ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors;
   with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task.
 * ``SendTensor`` (step_id, keys) + one tensor per key, sent one-way (no reply: a sender's partition is done once its
@@ -102,7 +103,10 @@ class WorkerService:
         self._peers = peers
         # Raises when a master (by address) no longer answers, so its blocked steps give up.
         self._master_alive = master_alive
-        self._graphs: dict[str, Any] = {}
+        self._graphs: dict[str, tuple[Any, LocalBackend, str]] = {}  # handle -> (graph, backend, session)
+        # Master session -> its backend (kernels, random generators, unnamed queues; its variables too when
+        # the session isolates its state), the handles of its graphs, and whether its master closed it.
+        self._sessions: dict[str, _SessionState] = {}
         self._timings: dict[str, float] = {}  # graph handle -> recent run time, for partitions that never wait
         self._held: dict[str, tuple[Any, float]] = {}  # token -> (fetched value, time), see _hold_large
         self.address = ""  # set by the Server once bound
@@ -144,13 +148,34 @@ class WorkerService:
         stats = self._timings.get(header.get("graph_handle"))
         return stats is not None and stats < 1e-3
 
+    def _session_backend(self, session: str, isolate: bool) -> LocalBackend:
+        """The backend of master session ``session`` (made on its first graph); call with ``_lock`` held."""
+        state = self._sessions.get(session)
+        if state is None:
+            shared = self.state
+            resources = ResourceMgr(self.job) if isolate else shared.resources
+            backend = LocalBackend(
+                self.backend.config,
+                devices=self.backend.devices,
+                state=ExecutionState(resources=resources, files=shared.files, session=session),
+                job=self.job,
+                task=self.task,
+            )
+            state = self._sessions[session] = _SessionState(backend)
+        return state.backend
+
     def register_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         graph_def = wire.decode_graph_def(_field(header, "graph", dict), tensors)
         graph = import_graph_def(graph_def)
+        session = header.get("session")
+        session = session if isinstance(session, str) else ""
         # Unguessable, so that no peer runs or drops a partition another one registered by guessing its handle.
         handle = f"{self.task_name}/graph/{next(self._ids)}-{secrets.token_hex(8)}"
         with self._lock:
-            self._graphs[handle] = graph
+            backend = self._session_backend(session, bool(header.get("isolate"))) if session else self.backend
+            self._graphs[handle] = (graph, backend, session)
+            if session:
+                self._sessions[session].graphs.add(handle)
             # Kernels that take the step context may wait on it (peers, queues): never on the I/O thread.
             if not any(op.op_def.needs_step for op in graph.get_operations()):
                 self._timings[handle] = 1.0  # measured below; too slow until proven fast
@@ -159,10 +184,26 @@ class WorkerService:
     def deregister_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         handle = _field(header, "graph_handle", str)
         with self._lock:
-            graph = self._graphs.pop(handle, None)
+            entry = self._graphs.pop(handle, None)
             self._timings.pop(handle, None)
-        if graph is not None:
-            self.backend.forget(graph)
+            if entry is not None and entry[2] in self._sessions:
+                state = self._sessions[entry[2]]
+                state.graphs.discard(handle)
+                if state.closed and not state.graphs:
+                    del self._sessions[entry[2]]  # its private state goes with it
+        if entry is not None:
+            entry[1].forget(entry[0])
+        return {}, []
+
+    def forget_session(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """The master closed a session: its private state goes once its last graph is deregistered."""
+        session = _field(header, "session", str)
+        with self._lock:
+            state = self._sessions.get(session)
+            if state is not None:
+                state.closed = True
+                if not state.graphs:
+                    del self._sessions[session]
         return {}, []
 
     def run_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
@@ -176,11 +217,12 @@ class WorkerService:
             raise errors.InvalidArgumentError(
                 None, None, f"RunGraph got {len(tensors)} tensors for {len(feed_names)} feeds"
             )
-        graph = self._graphs.get(handle)
-        if graph is None:
+        entry = self._graphs.get(handle)
+        if entry is None:
             raise errors.AbortedError(
                 None, None, f"Graph {handle} is not registered on {self.task_name} (the task may have restarted)"
             )
+        graph, backend, _ = entry
         try:
             fetches = [graph.get_tensor_by_name(n) for n in fetch_names]
             targets = [graph.get_operation_by_name(n) for n in target_names]
@@ -208,7 +250,7 @@ class WorkerService:
         metadata = RunMetadata() if tracing else None
         options = RunOptions(trace_level=RunOptions.FULL_TRACE) if tracing else None
         try:
-            results = self.backend.run(graph, fetches, targets, feeds, options, metadata, step=step)
+            results = backend.run(graph, fetches, targets, feeds, options, metadata, step=step)
             outbox.flush()
             if handle in self._timings:
                 # A decaying estimate, so a partition that turns slow leaves the I/O thread quickly.
@@ -458,12 +500,23 @@ _PLACEHOLDER = np.empty(0, np.uint8)
 _MAX_BINS = 1000
 _INTEGERS = (torch.int32, torch.int64)
 
-_INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph", "TakeHeld"})
+
+class _SessionState:
+    """What a task keeps for one master session: its backend and its registered graphs."""
+
+    __slots__ = ("backend", "graphs", "closed")
+
+    def __init__(self, backend: LocalBackend) -> None:
+        self.backend, self.graphs, self.closed = backend, set(), False
+
+
+_INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph", "TakeHeld", "ForgetSession"})
 
 _METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "GetStatus": WorkerService.get_status,
     "RegisterGraph": WorkerService.register_graph,
     "DeregisterGraph": WorkerService.deregister_graph,
+    "ForgetSession": WorkerService.forget_session,
     "RunGraph": WorkerService.run_graph,
     "SendTensor": WorkerService.send_tensor,
     "AbortStep": WorkerService.abort_step,

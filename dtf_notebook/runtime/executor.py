@@ -46,16 +46,20 @@ class ExecutionState:
         resources: The resource containers (variables, queues).
         generators: Random generators by node name, so each random op continues its sequence across runs.
         files: Where kernels may read and write files (a task's file roots; anywhere by default).
+        session: The master session these kernels run for, on a task that serves several ("" in a local
+            session, which has its state to itself): a queue or accumulator without a ``shared_name`` is
+            private to it, as in TF1.
 
     Example:
         >>> state = ExecutionState()
-        >>> type(state.resources).__name__, state.generators, state.files.confined
-        ('ResourceMgr', {}, False)
+        >>> type(state.resources).__name__, state.generators, state.files.confined, state.session
+        ('ResourceMgr', {}, False, '')
     """
 
     resources: ResourceMgr = field(default_factory=ResourceMgr)
     generators: dict[str, torch.Generator] = field(default_factory=dict)
     files: FileAccess = field(default_factory=FileAccess)
+    session: str = ""
 
 
 @dataclass

@@ -249,3 +249,52 @@ def test_reset_names_default_containers_after_jobs_and_aborts_open_sessions_as_t
         ["uninitialized", "uninitialized", 3.0],
     ]
     assert ours == _reset_story(real, None)
+
+
+def _privacy_story(lib, target) -> list:
+    """A variable of a session that isolates its state, and an unnamed queue, as other sessions see them."""
+    seen = []
+    with lib.Graph().as_default():
+        v = lib.Variable(5.0, name="isolated_v")
+        q = lib.FIFOQueue(4, lib.float32, name="unnamed_q")
+        shared = lib.FIFOQueue(4, lib.float32, shared_name="named_q", name="named_q")
+        with lib.Session(target, config=lib.ConfigProto(isolate_session_state=True)) as alone:
+            alone.run(v.initializer)
+            alone.run([q.enqueue(1.0), shared.enqueue(2.0)])
+            with lib.Session(target) as other:
+                try:
+                    seen.append(float(other.run(v)))
+                except lib.errors.FailedPreconditionError:
+                    seen.append("other session: v uninitialized")
+                seen.append(int(other.run(q.size())))  # the unnamed queue is the session's own
+                seen.append(int(other.run(shared.size())))  # isolated: even a shared_name is the session's own
+            seen.append(float(alone.run(v)))
+            seen.append(int(alone.run(q.size())))
+    return seen
+
+
+@pytest.mark.tf_oracle
+def test_isolated_session_state_and_unnamed_queues_are_private_as_in_tf1(two_tasks):
+    real = pytest.importorskip("tensorflow").compat.v1
+    real.disable_eager_execution()
+    ours = _privacy_story(tf, two_tasks[1].target)
+    assert ours == ["other session: v uninitialized", 0, 0, 5.0, 1]
+    server = real.train.Server.create_local_server()
+    assert ours == _privacy_story(real, server.target)
+    # Without isolation, two sessions share the task's variables and named queues, never unnamed queues.
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(4, tf.float32, name="q")
+        named = tf.FIFOQueue(4, tf.float32, shared_name="q2", name="q2")
+        with tf.Session(two_tasks[1].target) as one, tf.Session(two_tasks[1].target) as two:
+            one.run([q.enqueue(1.0), named.enqueue(1.0)])
+            assert two.run([q.size(), named.size()]) == [0, 1]
+
+
+def test_a_closed_sessions_private_state_leaves_the_task(two_tasks):
+    ps, worker = two_tasks
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0, name="v")
+        with tf.Session(worker.target, config=tf.ConfigProto(isolate_session_state=True)) as sess:
+            sess.run(v.initializer)
+            assert any(s.backend.state.resources is not ps.worker.state.resources for s in ps.worker._sessions.values())
+    assert _eventually(lambda: not ps.worker._sessions and not worker.worker._sessions)

@@ -2,9 +2,10 @@
 
 A handle op (``FIFOQueueV2``, ``ConditionalAccumulator``, ...) outputs a string *reference* of shape
 ``[2]`` (container, name), like TF1's ref handles: its value at run time is the resource itself, found
-in the task's resource containers by container and shared name (the op's name when ``shared_name`` is
-empty), so every session and every graph naming it shares it. Ops that use the handle take it by
-reference and are built colocated with it, so they run where the resource lives.
+in the task's resource containers by container and shared name, so every session and every graph naming
+it shares it. Without a ``shared_name`` it is private to the session, as in TF1 (on a task that serves
+several sessions, its name is the op's name marked with the session's). Ops that use the handle take it
+by reference and are built colocated with it, so they run where the resource lives.
 
 Example:
     >>> import dtf_notebook as tf
@@ -59,6 +60,8 @@ def handle_kernel(
     def factory(op: Any, ctx: Any) -> Callable[[], Any]:
         container = op.get_attr("container")
         name = op.get_attr("shared_name") or op.name
+        if not op.get_attr("shared_name") and ctx.state.session:
+            name = f"{op.name}@{ctx.state.session}"  # private to the session (TF1: per kernel instance)
         mgr, device = ctx.resources, ctx.device_name
         verified: list[Any] = [None]  # the resource last checked, so a step does not re-check it
 

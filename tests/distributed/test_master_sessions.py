@@ -298,3 +298,22 @@ def test_a_closed_sessions_private_state_leaves_the_task(two_tasks):
             sess.run(v.initializer)
             assert any(s.backend.state.resources is not ps.worker.state.resources for s in ps.worker._sessions.values())
     assert _eventually(lambda: not ps.worker._sessions and not worker.worker._sessions)
+
+
+@pytest.mark.tf_oracle
+def test_each_session_starts_a_seeded_random_sequence_afresh_as_in_tf1(two_tasks):
+    real = pytest.importorskip("tensorflow").compat.v1
+    real.disable_eager_execution()
+
+    def twice(lib, target):
+        with lib.Graph().as_default():
+            lib.set_random_seed(7)
+            r = lib.random_uniform([2], seed=3)
+            runs = []
+            for _ in range(2):
+                with lib.Session(target) as sess:
+                    runs.append([sess.run(r).tolist(), sess.run(r).tolist()])
+            return runs[0] == runs[1], runs[0][0] != runs[0][1]
+
+    server = real.train.Server.create_local_server()
+    assert twice(tf, two_tasks[1].target) == twice(real, server.target) == (True, True)

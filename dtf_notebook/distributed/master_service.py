@@ -111,6 +111,7 @@ class MasterSession:
         self._plans: dict[tuple, _StepPlan] = {}  # signature -> its current plan
         self._live: set[_StepPlan] = set()  # every plan whose partitions are registered
         self._closed = False
+        self._running: dict[int, list[str]] = {}  # step id -> the tasks running its partitions
         self._lock = threading.Lock()  # compiling and extending
         self._refs = threading.Lock()  # the plan table, users and retirement
         self.last_used = time.monotonic()
@@ -384,6 +385,26 @@ class MasterSession:
         traces: list[dict[str, Any]] | None,
     ) -> list[Any]:
         step_id = random.getrandbits(62)
+        with self._refs:
+            if self._closed:
+                raise errors.CancelledError(None, None, f"Session {self.handle} was closed")
+            self._running[step_id] = list(plan.handles)
+        try:
+            return self._run_step(plan, step_id, fetches, values, timeout, direct_fetch, traces)
+        finally:
+            with self._refs:
+                self._running.pop(step_id, None)
+
+    def _run_step(
+        self,
+        plan: _StepPlan,
+        step_id: int,
+        fetches: list[str],
+        values: list[Any],
+        timeout: float | None,
+        direct_fetch: bool,
+        traces: list[dict[str, Any]] | None,
+    ) -> list[Any]:
         deadline = None if timeout is None else time.monotonic() + timeout
         requests = {
             task: self._run_graph_request(plan, task, step_id, values, timeout, direct_fetch) for task in plan.handles
@@ -489,7 +510,15 @@ class MasterSession:
             self.master.call(task, "AbortStep", message, [])  # fire and forget: a gone task needs no telling
 
     def close(self) -> None:
-        """Deregisters every partition this session registered (those of running steps when they end)."""
+        """Cancels the session's running steps (``CancelledError`` on every task, as TF1's close does) and
+        deregisters every partition this session registered (those of running steps when they end)."""
+        with self._refs:
+            running = dict(self._running)
+        cancelled = errors.CancelledError(None, None, f"Session {self.handle} was closed while this step ran")
+        message = {"error": wire.encode_error(cancelled)}
+        for step_id, tasks in running.items():
+            for task in tasks:
+                self.master.call(task, "AbortStep", {**message, "step_id": step_id}, [])  # fire and forget
         with self._refs:
             self._closed = True
             self._plans.clear()

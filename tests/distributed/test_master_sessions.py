@@ -100,26 +100,30 @@ def test_a_changed_partition_replaces_the_old_registration_once_no_step_runs_it(
     assert _eventually(lambda: not handles())
 
 
-def test_close_during_a_step_deregisters_when_the_step_ends(two_tasks):
+def test_close_during_a_step_cancels_it_and_deregisters_when_it_ends(two_tasks):
     ps, worker = two_tasks
     with tf.device("/job:ps/task:0"):
         queue = tf.FIFOQueue(1, tf.float32, shared_name="close_during_step")
-        put = queue.enqueue(1.0)
     taken = queue.dequeue() + 1.0
     sess = tf.Session(worker.target)
     results = []
-    runner = threading.Thread(target=lambda: results.append(sess.run(taken)))
+
+    def run():
+        try:
+            results.append(sess.run(taken))
+        except tf.errors.CancelledError as e:
+            results.append(e)
+
+    runner = threading.Thread(target=run)
     runner.start()
     assert _eventually(lambda: len(worker.master._sessions) == 1)
     (session,) = worker.master._sessions.values()
     assert _eventually(lambda: session.active == 1 and _registered(ps, worker) == 2)
-    session.close()  # what CloseSession does; the blocked step keeps its partitions
-    assert _registered(ps, worker) == 2
-    with tf.Session(worker.target) as other:
-        other.run(put)
+    session.close()  # what CloseSession does: the blocked step is cancelled on every task, as in TF1
     runner.join(30)
-    assert results == [2.0]
-    assert _eventually(lambda: _registered(ps, worker) == 0)
+    assert len(results) == 1 and isinstance(results[0], tf.errors.CancelledError), results
+    assert "was closed while this step ran" in results[0].message
+    assert _eventually(lambda: _registered(ps, worker) == 0)  # once the step ended
     sess.close()
 
 
@@ -317,3 +321,34 @@ def test_each_session_starts_a_seeded_random_sequence_afresh_as_in_tf1(two_tasks
 
     server = real.train.Server.create_local_server()
     assert twice(tf, two_tasks[1].target) == twice(real, server.target) == (True, True)
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("where", ["local", "server"])
+def test_close_cancels_a_step_blocked_in_another_thread_as_in_tf1(two_tasks, where):
+    real = pytest.importorskip("tensorflow").compat.v1
+    real.disable_eager_execution()
+
+    def blocked_then_closed(lib, target):
+        with lib.Graph().as_default():
+            take = lib.FIFOQueue(2, lib.float32).dequeue()
+            sess = lib.Session(target)
+            outcome = {}
+
+            def run():
+                try:
+                    sess.run(take)
+                except lib.errors.OpError as e:
+                    outcome["error"] = type(e).__name__
+
+            thread = threading.Thread(target=run, daemon=True)
+            thread.start()
+            time.sleep(0.3)
+            closed = time.monotonic()
+            sess.close()
+            thread.join(10)
+            return outcome.get("error"), time.monotonic() - closed < 5
+
+    real_target = "" if where == "local" else real.train.Server.create_local_server().target
+    ours_target = "" if where == "local" else two_tasks[1].target
+    assert blocked_then_closed(tf, ours_target) == blocked_then_closed(real, real_target) == ("CancelledError", True)

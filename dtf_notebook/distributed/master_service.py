@@ -23,12 +23,13 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from typing import Any
 
@@ -384,46 +385,41 @@ class MasterSession:
         direct_fetch: bool,
         traces: list[dict[str, Any]] | None,
     ) -> list[Any]:
+        with self._running_step(plan) as step_id:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            requests = {
+                task: self._run_graph_request(plan, task, step_id, values, timeout, direct_fetch)
+                for task in plan.handles
+            }
+            if traces is not None:
+                for header, _ in requests.values():
+                    header["trace"] = True
+            results: list[Any] = [None] * len(fetches)
+            if len(requests) == 1:
+                # One partition: call it from this thread (no fan-out, nothing to abort elsewhere).
+                ((task, (header, tensors)),) = requests.items()
+                reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
+                self._check_incarnation(task, reply)
+                self._collect(plan, task, reply, out, results, traces)
+            else:
+                self._run_partitions(plan, step_id, requests, deadline, timeout, results, traces)
+            for index, feed_index in plan.fed_fetches:
+                results[index] = values[feed_index]
+            return results
+
+    @contextlib.contextmanager
+    def _running_step(self, plan: _StepPlan) -> Iterator[int]:
+        """A new step id, known as running (on ``plan``'s tasks) until the block ends, so close() can cancel it."""
         step_id = random.getrandbits(62)
         with self._refs:
             if self._closed:
                 raise errors.CancelledError(None, None, f"Session {self.handle} was closed")
             self._running[step_id] = list(plan.handles)
         try:
-            return self._run_step(plan, step_id, fetches, values, timeout, direct_fetch, traces)
+            yield step_id
         finally:
             with self._refs:
                 self._running.pop(step_id, None)
-
-    def _run_step(
-        self,
-        plan: _StepPlan,
-        step_id: int,
-        fetches: list[str],
-        values: list[Any],
-        timeout: float | None,
-        direct_fetch: bool,
-        traces: list[dict[str, Any]] | None,
-    ) -> list[Any]:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        requests = {
-            task: self._run_graph_request(plan, task, step_id, values, timeout, direct_fetch) for task in plan.handles
-        }
-        if traces is not None:
-            for header, _ in requests.values():
-                header["trace"] = True
-        results: list[Any] = [None] * len(fetches)
-        if len(requests) == 1:
-            # One partition: call it from this thread (no fan-out, nothing to abort elsewhere).
-            ((task, (header, tensors)),) = requests.items()
-            reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
-            self._check_incarnation(task, reply)
-            self._collect(plan, task, reply, out, results, traces)
-        else:
-            self._run_partitions(plan, step_id, requests, deadline, timeout, results, traces)
-        for index, feed_index in plan.fed_fetches:
-            results[index] = values[feed_index]
-        return results
 
     def _run_graph_request(
         self, plan: _StepPlan, task: str, step_id: int, values: list[Any], timeout: float | None, direct_fetch: bool

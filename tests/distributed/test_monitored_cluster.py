@@ -251,8 +251,10 @@ def test_both_workers_recover_from_a_parameter_server_restart_and_training_conti
                 if trainer.proc.poll() is None:
                     trainer.proc.kill()
     restored = [int(n) for n in re.findall(r"Restored model from \S*model\.ckpt-(\d+)", "\n".join(chief.err))]
-    # The chief started fresh, then restored its last checkpoint: global step and w continue from there.
-    assert chief.sessions()[0] == 0 and len(chief.sessions()) == 2, chief.out
+    # The chief started fresh (the other worker, waiting for the model, may step between the chief's initialisation
+    # and its hook's read, but never as far as the first checkpoint), then restored its last checkpoint: global
+    # step and w continue from there.
+    assert chief.sessions()[0] < 10 and len(chief.sessions()) == 2, chief.out
     assert len(restored) == 1 and restored[0] >= 10, chief.err[-20:]
     # The other worker, polling for the model, may step between the chief's restore and its hook's read.
     assert restored[0] <= chief.sessions()[1] <= restored[0] + 5, (restored, chief.sessions())

@@ -29,7 +29,7 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from typing import Any
 
@@ -500,7 +500,8 @@ class MasterSession:
                 None, None, f"Task {task} restarted since this session was created; its state was lost"
             )
 
-    def _abort(self, step_id: int, error: errors.OpError, calls: dict[str, Future]) -> None:
+    def _abort(self, step_id: int, error: errors.OpError, calls: Iterable[str]) -> None:
+        """Aborts step ``step_id`` with ``error`` on the tasks ``calls`` names (its keys, for a dict of calls)."""
         message = {"step_id": step_id, "error": wire.encode_error(error)}
         for task in calls:
             self.master.call(task, "AbortStep", message, [])  # fire and forget: a gone task needs no telling
@@ -511,10 +512,8 @@ class MasterSession:
         with self._refs:
             running = dict(self._running)
         cancelled = errors.CancelledError(None, None, f"Session {self.handle} was closed while this step ran")
-        message = {"error": wire.encode_error(cancelled)}
         for step_id, tasks in running.items():
-            for task in tasks:
-                self.master.call(task, "AbortStep", {**message, "step_id": step_id}, [])  # fire and forget
+            self._abort(step_id, cancelled, tasks)
         with self._refs:
             self._closed = True
             self._plans.clear()

@@ -343,9 +343,7 @@ class WorkerService:
             containers = [self.state.resources.default_container]
         cleared = []
         for container in containers:
-            cleared += [
-                f"{container}/{name}" if container else name for name in self.state.resources.cleanup(container)
-            ]
+            cleared += [f"{container}/{name}" for name in self.state.resources.cleanup(container)]
         return {"cleared": cleared}, []
 
     def list_variables(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:

@@ -291,29 +291,27 @@ class ClusterWidget:
         return f"LocalCluster {self.cluster.name or '(unnamed)'!r}: {state}, {count} task{'s' * (count != 1)}"
 
     def __repr__(self) -> str:
-        rows = self.rows
-        return self._caption() + "\n" + text_table(_HEADERS, [_cells(r) for r in rows])
+        return self._text(self.rows)
 
     def _repr_html_(self) -> str:
-        rows = self.rows
-        return f"<div><b>{html.escape(self._caption())}</b>{html_table(_HEADERS, [_cells(r) for r in rows])}</div>"
+        return self._html(self.rows)
 
-    def _static_html(self) -> str:
+    def _shown_rows(self) -> list[dict[str, Any]]:
         with self._lock:
-            rows = [dict(row) for row in self._rows]
-        table = html_table(_HEADERS, [_cells(r) for r in rows])
-        return f"<div><b>{html.escape(self._caption())}</b>{table}</div>"
+            return [dict(row) for row in self._rows]
 
-    def _static_text(self) -> str:
-        with self._lock:
-            rows = [dict(row) for row in self._rows]
+    def _text(self, rows: list[dict[str, Any]]) -> str:
         return self._caption() + "\n" + text_table(_HEADERS, [_cells(r) for r in rows])
+
+    def _html(self, rows: list[dict[str, Any]]) -> str:
+        return f"<div><b>{html.escape(self._caption())}</b>{html_table(_HEADERS, [_cells(r) for r in rows])}</div>"
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
         if self._live is None:
-            display({"text/html": self._repr_html_(), "text/plain": repr(self)}, raw=True)
+            rows = self.rows
+            display({"text/html": self._html(rows), "text/plain": self._text(rows)}, raw=True)
         else:
             self._live.show()  # every output of this table follows it, up to its final state
 
@@ -340,7 +338,10 @@ class ClusterWidget:
         self._update()
         from dtf_notebook.notebook.live_display import LiveDisplay
 
-        self._live = LiveDisplay(self.widget, self._static_html, self._static_text)
+        # The copies show the table as last refreshed (the property would ask the tasks again).
+        self._live = LiveDisplay(
+            self.widget, lambda: self._html(self._shown_rows()), lambda: self._text(self._shown_rows())
+        )
 
     def _make_cells(self) -> None:
         widgets = self._widgets

@@ -57,7 +57,7 @@ from IPython.display import display
 from dtf_notebook import errors
 from dtf_notebook.notebook import cluster_files
 from dtf_notebook.notebook.cli import format_age
-from dtf_notebook.notebook.cluster_widget import ClusterWidget
+from dtf_notebook.notebook.cluster_widget import ClusterWidget, cluster_alive
 from dtf_notebook.notebook.local_cluster import (
     ClusterStartError,
     LocalCluster,
@@ -307,11 +307,6 @@ class ClusterMagics(Magics):
         self._streams.clear()
 
     # ---- which cluster ------------------------------------------------------------------------
-    @staticmethod
-    def _alive(cluster: LocalCluster) -> bool:
-        # A connected cluster that its own kernel stopped has lost its file.
-        return cluster.running and cluster.file is not None and os.path.exists(cluster.file)
-
     def _forget(self, name: str) -> None:
         self._clusters.pop(name, None)
         for table in (self._widgets, self._streams):
@@ -323,7 +318,7 @@ class ClusterMagics(Magics):
 
     def _cluster(self, name: str | None) -> LocalCluster:
         for known, cluster in list(self._clusters.items()):
-            if not self._alive(cluster):
+            if not cluster_alive(cluster):
                 self._forget(known)
         if name is None:
             if self._current is None:
@@ -344,6 +339,9 @@ class ClusterMagics(Magics):
         return table
 
     def _bind(self, var: str, cluster: LocalCluster) -> None:
+        """Makes ``cluster`` the current one (known to this kernel) and binds it to the user's variable ``var``."""
+        self._clusters[cluster.name] = cluster
+        self._current = cluster.name
         self.shell.push({var: cluster})
 
     @staticmethod
@@ -381,8 +379,6 @@ class ClusterMagics(Magics):
             cluster.start()
         if not cluster.locked:
             print(unlocked_message(cluster.name, "--no-auth") + ".", file=sys.stderr)
-        self._clusters[cluster.name] = cluster
-        self._current = cluster.name
         self._bind(args.var, cluster)
         layout = " ".join(f"{job}={n}" for job, n in cluster.jobs.items())
         print(
@@ -400,7 +396,7 @@ class ClusterMagics(Magics):
         when it has the same tasks; with other tasks, the error says to stop it first."""
         ours = {c.name: c for c in running_clusters()}
         cluster = ours.get(args.name)
-        if cluster is None or not self._alive(cluster):
+        if cluster is None or not cluster_alive(cluster):
             return False
         wanted = {job: n for job, n in jobs.items() if n > 0}
         layout = " ".join(f"{job}={len(a)}" for job, a in cluster.spec.items())
@@ -409,8 +405,6 @@ class ClusterMagics(Magics):
                 f"Cluster {args.name!r} is already running in this kernel with other tasks ({layout}): "
                 f"%dtf_cluster stop {args.name} first, then start it again"
             )
-        self._clusters[cluster.name] = cluster
-        self._current = cluster.name
         self._bind(args.var, cluster)
         print(
             f"Cluster {cluster.name!r} ({layout}) is already running in this kernel: reusing it, with the "
@@ -438,7 +432,7 @@ class ClusterMagics(Magics):
         if args.all:
             # Also the clusters this process started in code, which the magic never saw.
             candidates = {**{c.name: c for c in running_clusters()}, **self._clusters}
-            targets = [c for c in candidates.values() if self._alive(c)]
+            targets = [c for c in candidates.values() if cluster_alive(c)]
             if not targets:
                 print("No clusters to stop.")
         else:
@@ -483,10 +477,8 @@ class ClusterMagics(Magics):
         # A cluster of this process (or connected before) keeps its object, which can restart tasks.
         ours = {c.name: c for c in running_clusters()}
         known = ours.get(cluster.name) or self._clusters.get(cluster.name)
-        if known is not None and self._alive(known):
+        if known is not None and cluster_alive(known):
             cluster = known
-        self._clusters[cluster.name] = cluster
-        self._current = cluster.name
         self._bind(args.var, cluster)
         layout = " ".join(f"{job}={len(a)}" for job, a in cluster.spec.items())
         print(f"Connected to cluster {cluster.name!r} ({layout}); the variable `{args.var}` holds it.")
@@ -517,7 +509,7 @@ class ClusterMagics(Magics):
         if not args.follow:
             print(text if text else f"(task {job}:{task} has written nothing)", end="" if text else "\n")
             return
-        follow(follower, lambda: self._alive(cluster), text, f"{job}:{task}")
+        follow(follower, lambda: cluster_alive(cluster), text, f"{job}:{task}")
 
     def _help(self, args: Any) -> None:
         if args.command is None:

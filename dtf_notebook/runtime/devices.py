@@ -93,6 +93,11 @@ def virtual_gpu_count(config: Any) -> int:
         raise errors.InvalidArgumentError(None, None, f"DTF_VIRTUAL_GPUS must be a whole number, got {raw!r}") from None
 
 
+def _device_count(config: Any) -> dict[str, int]:
+    """``ConfigProto.device_count``: devices per type (a type it leaves out keeps its default)."""
+    return getattr(config, "device_count", None) or {}
+
+
 def _cuda_indices(config: Any) -> list[int]:
     if not torch.cuda.is_available():
         return []
@@ -114,7 +119,7 @@ def _cuda_indices(config: Any) -> list[int]:
                     f"{len(available)}",
                 )
         available = wanted
-    cap = (getattr(config, "device_count", None) or {}).get("GPU")
+    cap = _device_count(config).get("GPU")
     return available if cap is None else available[: max(0, int(cap))]
 
 
@@ -136,7 +141,7 @@ def local_devices(config: Any = None, job: str = "localhost", replica: int = 0, 
         ['CPU:0', 'CPU:1']
     """
     prefix = f"/job:{job}/replica:{replica}/task:{task}/device:"
-    cpus = int((getattr(config, "device_count", None) or {}).get("CPU", 1))
+    cpus = int(_device_count(config).get("CPU", 1))
     if cpus < 1:
         raise errors.NotFoundError(None, None, "No CPU devices are available in this process")
     devices = [LocalDevice(f"{prefix}CPU:{i}", "CPU", i, torch.device("cpu")) for i in range(cpus)]

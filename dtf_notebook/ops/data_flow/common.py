@@ -59,9 +59,10 @@ def handle_kernel(
 
     def factory(op: Any, ctx: Any) -> Callable[[], Any]:
         container = op.get_attr("container")
-        name = op.get_attr("shared_name") or op.name
-        if not op.get_attr("shared_name") and ctx.state.session:
-            name = f"{op.name}@{ctx.state.session}"  # private to the session (TF1: per kernel instance)
+        name = op.get_attr("shared_name")
+        if not name:
+            # Private to the session (TF1: per kernel instance); a local session has its containers to itself.
+            name = f"{op.name}@{ctx.state.session}" if ctx.state.session else op.name
         mgr, device = ctx.resources, ctx.device_name
         verified: list[Any] = [None]  # the resource last checked, so a step does not re-check it
 

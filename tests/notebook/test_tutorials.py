@@ -59,10 +59,9 @@ def execute(path: str, runtime_dir: str, timings: list[tuple[int, float]]) -> nb
 
     client.on_cell_start = on_start
     client.on_cell_complete = on_done
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": runtime_dir, "MPLBACKEND": "agg"}
-    with pytest.MonkeyPatch.context() as m:
-        for name, value in env.items():
-            m.setenv(name, value)
+    with pytest.MonkeyPatch.context() as m:  # the kernel inherits this environment
+        m.setenv("JUPYTER_RUNTIME_DIR", runtime_dir)
+        m.setenv("MPLBACKEND", "agg")
         client.execute()
     return nb
 

@@ -102,6 +102,8 @@ class Graph:
         self.seed: int | None = None
         # Per-graph state other modules keep (variable scopes, global-step caches, ...).
         self._extra: dict[str, Any] = {}
+        # The cond or while context ops are being built in (ops/control_flow/contexts.py), None outside.
+        self._control_flow_context: Any = None
 
     # ---- default graph --------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -219,7 +221,18 @@ class Graph:
             self._ops.append(op)
             self._ops_by_name[full_name] = op
             self._version += 1
+            context = self._control_flow_context
+            if context is not None and compute_device:
+                op._control_flow_context = context
+                context.add_op(op)  # brings outside inputs in through Switch/Enter, guards input-less ops
         return op
+
+    def _get_control_flow_context(self) -> Any:
+        """The cond or while context ops are being built in (None outside control flow)."""
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, context: Any) -> None:
+        self._control_flow_context = context
 
     def _apply_device_and_colocation(self, op: Operation, refs: Sequence[Operation] = ()) -> None:
         if self._device_stack and not refs:

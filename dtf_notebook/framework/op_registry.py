@@ -44,6 +44,8 @@ class OpDef:
         stateful: The op has side effects or reads state (never folded or deduplicated).
         cpu_only: The op has no GPU kernel (soft placement moves it to the CPU).
         needs_step: ``run`` takes the step context as its first argument.
+        may_block: ``run`` may wait (on a queue, a peer): the executor runs it on a thread of its own, so that
+            it never keeps other ready ops from running.
 
     Example:
         >>> op_def = get("VariableV2")
@@ -60,6 +62,7 @@ class OpDef:
     stateful: bool = False
     cpu_only: bool = False
     needs_step: bool = False
+    may_block: bool = False
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -76,8 +79,11 @@ def register_op(
     stateful: bool = False,
     cpu_only: bool = False,
     needs_step: bool = False,
+    may_block: bool | None = None,
 ) -> OpDef:
     """Registers an op type; raises if the type is already registered.
+
+    ``may_block`` defaults to ``needs_step`` (a kernel that takes the step context usually waits on it).
 
     Example:
         >>> register_op("MyIdentity", infer=lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)],
@@ -86,7 +92,16 @@ def register_op(
     if op_type in _REGISTRY:
         raise KeyError(f"Op type {op_type!r} is already registered")
     op_def = OpDef(
-        op_type, infer, kernel, grad, frozenset(ref_inputs), frozenset(ref_outputs), stateful, cpu_only, needs_step
+        op_type,
+        infer,
+        kernel,
+        grad,
+        frozenset(ref_inputs),
+        frozenset(ref_outputs),
+        stateful,
+        cpu_only,
+        needs_step,
+        needs_step if may_block is None else may_block,
     )
     _REGISTRY[op_type] = op_def
     return op_def

@@ -63,6 +63,7 @@ class Operation:
         "_traceback",
         "_op_def",
         "_control_outputs",
+        "_control_flow_context",
         "__weakref__",
     )
 
@@ -89,6 +90,7 @@ class Operation:
         self._id = op_id
         self._traceback = _user_traceback() if capture_traceback else traceback.StackSummary()
         self._outputs: list[Tensor] = []
+        self._control_flow_context: Any = None  # the cond or while context the op was built in
 
     # ---- identity and structure -------------------------------------------------------------
     @property
@@ -189,6 +191,19 @@ class Operation:
     def _add_control_inputs(self, ops: list[Operation]) -> None:
         for op in ops:
             self._add_control_input(op)
+
+    def _remove_all_control_inputs(self) -> None:
+        for op in self._control_inputs:
+            op._control_outputs.remove(self)
+        self._control_inputs = []
+        self._graph._bump_version()
+
+    def _get_control_flow_context(self) -> Any:
+        """The cond or while context this op was built in (None outside control flow)."""
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, context: Any) -> None:
+        self._control_flow_context = context
 
     def _update_input(self, index: int, tensor: Tensor) -> None:
         old = self._inputs[index]

@@ -9,6 +9,7 @@ from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     assert_op,
     check_ops,
     constant_op,
+    control_flow_ops,
     data_flow_ops,
     identity_ops,
     init_ops,

@@ -71,6 +71,7 @@ op_registry.register_op(
     grad=op_registry.NOT_DIFFERENTIABLE,
     stateful=True,
     needs_step=True,
+    may_block=False,  # it only hands the value to the step's outbox
 )
 op_registry.register_op(
     "_Recv",

@@ -33,6 +33,16 @@ import torch
 from dtf_notebook import errors
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.runtime.dataflow import (
+    DEAD,
+    ENTER,
+    KIND_OF_TYPE,
+    NORMAL,
+    FlowGraph,
+    FlowRun,
+    build_flow_graph,
+    default_inter_op_threads,
+)
 from dtf_notebook.runtime.devices import LocalDevice
 from dtf_notebook.runtime.file_access import FileAccess
 from dtf_notebook.runtime.resources import ResourceMgr
@@ -81,18 +91,40 @@ class StepContext:
     step_id: int = 0
     deadline: float | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    _abort: errors.OpError | None = field(default=None, repr=False)
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None when there is none)."""
         return None if self.deadline is None else self.deadline - time.monotonic()
 
     def aborted(self) -> errors.OpError | None:
-        """The error the step was aborted with (a peer failed, the master sent ``AbortStep``), else None.
+        """The error the step was aborted with (an op of it failed, a peer failed, the master sent
+        ``AbortStep``, the session closed), else None.
 
-        A distributed step's rendezvous (``extras["rendezvous"]``) records the abort; a local step is never aborted.
+        :meth:`abort` records a local abort; a distributed step's rendezvous (``extras["rendezvous"]``) records
+        its peers'.
         """
+        if self._abort is not None:
+            return self._abort
         rendezvous = self.extras.get("rendezvous")
         return None if rendezvous is None else rendezvous.aborted
+
+    def abort(self, error: errors.OpError) -> None:
+        """Aborts the step (the first error stays): kernels waiting on it give up with ``error``.
+
+        Example:
+            >>> step = StepContext()
+            >>> step.abort(errors.CancelledError(None, None, "an op failed"))
+            >>> step.check_waiting("queue 'q' to have an element")
+            Traceback (most recent call last):
+            ...
+            dtf_notebook.errors.CancelledError: an op failed
+        """
+        if self._abort is None:
+            self._abort = error
+        rendezvous = self.extras.get("rendezvous")
+        if rendezvous is not None:
+            rendezvous.abort(error)  # wakes a ``_Recv`` waiting on it
 
     def before_wait(self) -> None:
         """Called by a kernel about to block: sends the step has held back go out first (see ``extras["flush"]``),
@@ -268,6 +300,24 @@ def release_points(
     return [sorted(p) for p in points]
 
 
+_MERGES = frozenset({"Merge", "RefMerge"})
+_NEXT_ITERATIONS = frozenset({"NextIteration", "RefNextIteration"})
+
+
+def is_back_edge(op: Operation, t: Tensor) -> bool:
+    """Whether input ``t`` of ``op`` closes a loop: a ``NextIteration`` feeding a ``Merge``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     x = tf.while_loop(lambda x: x < 3.0, lambda x: x + 1.0, [tf.constant(0.0)])
+        >>> merge = [op for op in x.graph.get_operations() if op.type == "Merge"][0]
+        >>> [is_back_edge(merge, t) for t in merge.inputs]
+        [False, True]
+    """
+    return op._type in _MERGES and t._op._type in _NEXT_ITERATIONS
+
+
 def needed_ops(fetch_ops: Sequence[Operation], fed: set[Tensor]) -> list[Operation]:
     """The ops the fetches depend on, in a topological order, stopping at fed tensors.
 
@@ -280,7 +330,10 @@ def needed_ops(fetch_ops: Sequence[Operation], fed: set[Tensor]) -> list[Operati
     """
     order: list[Operation] = []
     state: dict[Operation, int] = {}  # 1 = on the stack, 2 = done
-    for root in fetch_ops:
+    roots = list(fetch_ops)
+    back_edges: list[Operation] = []  # NextIteration ops feeding a loop's Merge: visited after it
+    while roots or back_edges:
+        root = roots.pop(0) if roots else back_edges.pop(0)
         if state.get(root) == 2:
             continue
         stack: list[tuple[Operation, bool]] = [(root, False)]
@@ -304,11 +357,14 @@ def needed_ops(fetch_ops: Sequence[Operation], fed: set[Tensor]) -> list[Operati
                     stack.append((c, False))
             for t in reversed(op._inputs):
                 if t not in fed and state.get(t._op) != 2:
-                    stack.append((t._op, False))
+                    if is_back_edge(op, t):
+                        back_edges.append(t._op)
+                    else:
+                        stack.append((t._op, False))
     # Prefer creation order when it is a valid schedule: graph partitions are created in one global order
     # that keeps cross-task sends and receives from waiting on each other (no distributed deadlock).
     by_creation = sorted(order, key=lambda op: op._id)
-    if all(t._op._id < op._id or t in fed for op in by_creation for t in op._inputs) and all(
+    if all(t._op._id < op._id or t in fed or is_back_edge(op, t) for op in by_creation for t in op._inputs) and all(
         c._id < op._id for op in by_creation for c in op._control_inputs if c in state
     ):
         return by_creation
@@ -348,6 +404,8 @@ class Plan:
         placement: Node name → LocalDevice.
         state: Shared execution state.
         placement_errors: Node name → message, for nodes that could not be placed.
+        inter_op_threads: How many independent steps may run at once in the dataflow executor
+            (``ConfigProto.inter_op_parallelism_threads``; 0 = the CPU count).
 
     Example:
         >>> import dtf_notebook as tf
@@ -367,6 +425,7 @@ class Plan:
         placement: dict[str, LocalDevice],
         state: ExecutionState,
         placement_errors: dict[str, str] | None = None,
+        inter_op_threads: int = 0,
     ) -> None:
         fed = set(feeds)
         self._fed = fed
@@ -383,6 +442,11 @@ class Plan:
         self.step_ops: list[Operation] = []
         self._step_ins: list[list[int]] = []
         self._step_outs: list[list[int]] = []
+        self._step_kinds: list[int] = []
+        self._step_after: list[list[int]] = []  # control predecessors of each step
+        self._blocking: list[bool] = []
+        self._enter_attrs: dict[int, tuple[str, bool, int]] = {}
+        self._op_step: dict[Operation, int] = {}  # op -> its kernel's step
         self.devices: dict[str, str] = {}
         placement_errors = placement_errors or {}
         for op in self.ops:
@@ -390,6 +454,7 @@ class Plan:
                 raise errors.InvalidArgumentError(op.node_def, op, placement_errors[op.name])
             self._add_node(op, placement[op.name], state)
         self.fetch_slots: list[int | None] = []
+        self._fetches = list(fetches)
         for f in fetches:
             if isinstance(f, Operation):
                 self.fetch_slots.append(None)
@@ -399,12 +464,26 @@ class Plan:
                 slot = self._deref_step(slot, f.op)
             self.fetch_slots.append(slot)
         self.num_slots = self._next_slot
-        # Slot 0 (the step context) and the fetched values stay; every other value goes after its last reader.
-        keep = {0, *(slot for slot in self.fetch_slots if slot is not None)}
-        for i, slots in enumerate(release_points(self._step_ins, self._step_outs, keep)):
-            if slots:
-                self.steps[i] = _with_release(self.steps[i], slots)
-        del self._step_ins, self._step_outs
+        self.threads = inter_op_threads if inter_op_threads > 0 else default_inter_op_threads()
+        # Control flow and kernels that may block need the dataflow executor; anything else runs as a loop.
+        self._flow: FlowGraph | None = None
+        if any(self._step_kinds) or any(self._blocking):
+            self._flow = build_flow_graph(
+                list(self.steps),
+                self._step_kinds,
+                self._step_ins,
+                self._step_outs,
+                self._step_after,
+                self._blocking,
+                self._enter_attrs,
+            )
+        else:
+            # Slot 0 (the step context) and the fetched values stay; every other value goes after its last reader.
+            keep = {0, *(slot for slot in self.fetch_slots if slot is not None)}
+            for i, slots in enumerate(release_points(self._step_ins, self._step_outs, keep)):
+                if slots:
+                    self.steps[i] = _with_release(self.steps[i], slots)
+        del self._step_ins, self._step_outs, self._step_kinds, self._step_after, self._blocking, self._op_step
 
     def _slot(self, t: Tensor) -> int:
         slot = self._slots.get(t)
@@ -418,9 +497,9 @@ class Plan:
         self._next_slot += 1
         return slot
 
-    def _deref_step(self, src: int, consumer: Operation) -> int:
+    def _deref_step(self, src: int, consumer: Operation, after: list[int] | None = None) -> int:
         dst = self._new_slot()
-        self._add_step(_deref, [src], [dst], consumer)
+        self._add_step(_deref, [src], [dst], consumer, after)
         return dst
 
     def _add_node(self, op: Operation, device: LocalDevice, state: ExecutionState) -> None:
@@ -428,16 +507,23 @@ class Plan:
         if op_def.kernel is None:
             raise errors.UnimplementedError(op.node_def, op, f"Op type '{op.type}' has no kernel; it cannot run.")
         self.devices[op.name] = device.name
-        ins: list[int] = [0] if op_def.needs_step else []
+        kind = KIND_OF_TYPE.get(op._type, NORMAL)
+        # An op runs after its control inputs; so do the reads and copies of its inputs (a value read after an
+        # assign it depends on sees the assigned value).
+        after = [self._op_step[c] for c in op._control_inputs if c in self._op_step]
+        ins: list[int] = [0] if op_def.needs_step and kind == NORMAL else []
         for i, t in enumerate(op._inputs):
+            if is_back_edge(op, t):
+                ins.append(self._slot(t))  # written later in the plan, by the loop's NextIteration
+                continue
             slot = self._slots.get(t)
             if slot is None:
                 raise errors.InternalError(op.node_def, op, f"Input {t.name} of {op.name} was not computed")
             if t.is_ref and i not in op_def.ref_inputs and t not in self._fed:
-                slot = self._deref_step(slot, op)
+                slot = self._deref_step(slot, op, after)
             src_device = _CPU if t in self._fed else self._torch_devices.get(t.op.name)
             if src_device is not None and src_device != device.torch_device:
-                slot = self._copy_step(slot, device.torch_device, op)
+                slot = self._copy_step(slot, device.torch_device, op, after)
             ins.append(slot)
         try:
             fn = op_def.kernel(op, KernelContext(op, device, state))
@@ -448,22 +534,40 @@ class Plan:
         # A fed output keeps its fed value: the op's own result for it goes to a scratch slot.
         outs = [self._new_slot() if t in self._fed else self._slot(t) for t in op._outputs]
         self._torch_devices[op.name] = device.torch_device
-        self._add_step(fn, ins, outs, op)
+        self._op_step[op] = len(self.steps)
+        if kind == ENTER:
+            attrs = op._attrs
+            frame = (str(attrs.get("frame_name", "")), bool(attrs.get("is_constant", False)))
+            self._enter_attrs[len(self.steps)] = (*frame, int(attrs.get("parallel_iterations", 10)))
+        self._add_step(fn, ins, outs, op, after, op_def.may_block, kind)
 
-    def _copy_step(self, src: int, target: torch.device, consumer: Operation) -> int:
+    def _copy_step(self, src: int, target: torch.device, consumer: Operation, after: list[int] | None = None) -> int:
         dst = self._new_slot()
 
         def copy(value: Any) -> Any:
             return value.to(target, non_blocking=True) if isinstance(value, torch.Tensor) else value
 
-        self._add_step(copy, [src], [dst], consumer)
+        self._add_step(copy, [src], [dst], consumer, after)
         return dst
 
-    def _add_step(self, fn: Callable[..., Any], ins: list[int], outs: list[int], op: Operation) -> None:
+    def _add_step(
+        self,
+        fn: Callable[..., Any],
+        ins: list[int],
+        outs: list[int],
+        op: Operation,
+        after: list[int] | None = None,
+        blocking: bool = False,
+        kind: int = NORMAL,
+    ) -> None:
+        """Appends a step reading slots ``ins`` and writing ``outs``, after the steps in ``after``."""
         self.steps.append(_make_step(fn, ins, outs))
         self.step_ops.append(op)
         self._step_ins.append(ins)
         self._step_outs.append(outs)
+        self._step_after.append(list(after or ()))
+        self._blocking.append(blocking)
+        self._step_kinds.append(kind)
 
     def run(self, feed_values: Sequence[Any], step: StepContext | None = None, trace: list | None = None) -> list[Any]:
         """Runs the plan; returns runtime values (torch tensors / numpy strings / None) of the fetches.
@@ -475,6 +579,8 @@ class Plan:
         vals[0] = step
         for slot, value in zip(self.feed_slots, feed_values):
             vals[slot] = value
+        if self._flow is not None:
+            return self._run_flow(vals, step, trace)
         steps = self.steps
         i = 0
         try:
@@ -498,3 +604,29 @@ class Plan:
                 None if isinstance(exc, errors.OpError) else exc
             )
         return [None if s is None else vals[s] for s in self.fetch_slots]
+
+    def _run_flow(self, vals: list[Any], step: StepContext | None, trace: list | None) -> list[Any]:
+        """Runs the steps as they become ready, with frames and dead tensors (see :mod:`.dataflow`)."""
+        if step is None:
+            step = vals[0] = StepContext()  # carries an abort to blocked kernels
+        failure = FlowRun(self._flow, vals, step, trace, self.threads, self.step_ops).run()
+        if failure is not None:
+            i, exc = failure
+            op = self.step_ops[i]
+            raise node_error(op, self.devices.get(op.name, ""), exc) from (
+                None if isinstance(exc, errors.OpError) else exc
+            )
+        results = []
+        for f, s in zip(self._fetches, self.fetch_slots):
+            value = None if s is None else vals[s]
+            if s is not None and (value is None or value is DEAD):
+                name = f.name
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    f"Retval for {name} does not have value: it is the output of a branch not taken"
+                    if value is DEAD
+                    else f"Tensor {name} was never computed: the step stopped before it",
+                )
+            results.append(value)
+        return results

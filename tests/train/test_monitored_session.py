@@ -187,6 +187,7 @@ def test_queue_runners_feed_the_loop_and_end_of_input_stops_it_cleanly():
         assert [float(sess.run(x)) for _ in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
 
     finite = tf.FIFOQueue(4, tf.float32, shapes=[[]])
+    # Two runs: ops of one run without a dependency between them run in no fixed order (the close could win).
     fill = [finite.enqueue_many([[1.0, 2.0]]), finite.close()]
     item = finite.dequeue()
     ended = []
@@ -197,7 +198,8 @@ def test_queue_runners_feed_the_loop_and_end_of_input_stops_it_cleanly():
 
     seen = []
     with tf.train.MonitoredSession(hooks=[EndHook()]) as sess:
-        sess._tf_sess().run(fill)
+        for op in fill:
+            sess._tf_sess().run(op)
         while not sess.should_stop():
             seen.append(float(sess.run(item)))
     assert seen == [1.0, 2.0] and len(ended) == 1

@@ -46,6 +46,7 @@ from dtf_notebook.ops.array_ops import *  # noqa: F403
 from dtf_notebook.ops.assert_op import *  # noqa: F403
 from dtf_notebook.ops.check_ops import *  # noqa: F403
 from dtf_notebook.ops.constant_op import *  # noqa: F403
+from dtf_notebook.ops.control_flow_ops import *  # noqa: F403
 from dtf_notebook.ops.create_partitioned_variables import *  # noqa: F403
 from dtf_notebook.ops.data_flow_ops import *  # noqa: F403
 from dtf_notebook.ops.identity_ops import *  # noqa: F403

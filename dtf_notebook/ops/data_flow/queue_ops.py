@@ -14,7 +14,7 @@ Example:
     ...     number, text = q.dequeue()
     ...     with tf.Session() as sess:
     ...         sess.run(enqueue)
-    ...         print(*sess.run([number, text, q.size()]))
+    ...         print(*sess.run([number, text]), sess.run(q.size()))  # ops of one run have no order: two runs
     1 b'a' 1
 """
 

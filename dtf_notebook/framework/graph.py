@@ -192,6 +192,9 @@ class Graph:
             ctrl = list(control_inputs or [])
             input_ops = {t.op for t in inputs}
             for controller in self._control_dependencies_stack:
+                # An op fed by an op built in the same block already runs after its control inputs (TF1).
+                if any(op in controller.created_set for op in input_ops):
+                    continue
                 for c in controller.control_inputs:
                     if c not in input_ops and c not in ctrl:
                         ctrl.append(c)
@@ -217,7 +220,7 @@ class Graph:
             if self._container and "container" in op._attrs and not op._attrs["container"]:
                 op._attrs["container"] = self._container
             for controller in self._control_dependencies_stack:
-                controller.created.append(op)
+                controller.created_set.add(op)
             self._ops.append(op)
             self._ops_by_name[full_name] = op
             self._version += 1
@@ -480,11 +483,11 @@ class Graph:
 
 
 class _ControlDependencies:
-    __slots__ = ("control_inputs", "created")
+    __slots__ = ("control_inputs", "created_set")
 
     def __init__(self, control_inputs: list[Operation]) -> None:
         self.control_inputs = control_inputs
-        self.created: list[Operation] = []
+        self.created_set: set[Operation] = set()
 
 
 # ---- the default graph stack ------------------------------------------------------------------

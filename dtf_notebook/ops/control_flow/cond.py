@@ -78,7 +78,7 @@ def cond(
     if false_fn is None or not callable(false_fn):
         raise TypeError("false_fn must be callable.")
     if isinstance(pred, bool):
-        raise TypeError("pred must not be a Python bool")
+        raise TypeError("'pred' must not be a Python bool.")
     with name_scope(name, "cond", [pred]):
         pred = convert_to_tensor(pred)
         if pred.dtype != dtypes.bool:
@@ -112,7 +112,8 @@ def cond(
         for x, y in zip(res_true, res_false):
             if x.dtype != y.dtype:
                 raise ValueError(
-                    f"Outputs of true_fn and false_fn must have the same type: {x.dtype.name}, {y.dtype.name}"
+                    "Outputs of 'true_fn' and 'false_fn' must have the same type(s). Received "
+                    f"{x.dtype.name} from 'true_fn' and {y.dtype.name} from 'false_fn'."
                 )
         merges = [primitives.merge([f, t])[0] for f, t in zip(res_false, res_true)]
         if contexts[0].outer_context is None:

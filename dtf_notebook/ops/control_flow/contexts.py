@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from dtf_notebook.framework.graph import control_dependencies, get_default_graph
@@ -152,7 +154,7 @@ class CondContext(ControlFlowContext):
             result = self.outer_context.add_value(value)
             self._values.add(result.name)
             self._external_values[result.name] = result
-        with control_dependencies(None):
+        with control_dependencies(None), built_as_is():
             result = primitives.switch(result, self.pred)[self.branch]
         result.op._control_flow_context = self
         self._mark_seen([result.name])
@@ -165,12 +167,13 @@ class CondContext(ControlFlowContext):
             if not any(_in_context(c, self) for c in op._control_inputs):
                 op._add_control_input(self.pivot.op)
         else:
-            for index, x in enumerate(list(op._inputs)):
-                if op.type in ("Merge", "RefMerge") and x.op.type in ("NextIteration", "RefNextIteration"):
-                    continue  # a loop's back edge, built inside this branch
-                real = self.add_value(x)
-                if real is not x:
-                    op._update_input(index, real)
+            with op.graph.name_scope(op.name + "/"):  # TF names the Switch of an input "<op>/Switch"
+                for index, x in enumerate(list(op._inputs)):
+                    if op.type in ("Merge", "RefMerge") and x.op.type in ("NextIteration", "RefNextIteration"):
+                        continue  # a loop's back edge, built inside this branch
+                    real = self.add_value(x)
+                    if real is not x:
+                        op._update_input(index, real)
             self._remove_external_control_edges(op)
         self._mark_seen([t.name for t in op._outputs])
 
@@ -190,7 +193,7 @@ class CondContext(ControlFlowContext):
                 with control_dependencies([leaf]):
                     flat.append(identity(self.pivot))
             else:
-                flat.append(self._process_output(identity(_as_tensor(leaf))))
+                flat.append(self._process_output(_as_tensor(leaf)))
         return original, flat
 
     def _process_output(self, value: Tensor) -> Tensor:
@@ -201,7 +204,9 @@ class CondContext(ControlFlowContext):
                 real = self.outer_context.add_value(value)
                 self._values.add(real.name)
                 self._external_values[real.name] = real
-            real = primitives.switch(real, self.pred)[self.branch]
+            with built_as_is():
+                real = primitives.switch(real, self.pred)[self.branch]
+            real.op._control_flow_context = self
             self._external_values[value.name] = real
             return real
         return self._external_values.get(value.name, value)
@@ -266,7 +271,7 @@ class WhileContext(ControlFlowContext):
         result = value
         if self.outer_context is not None:
             result = self.outer_context.add_value(value)
-        with control_dependencies(None):
+        with control_dependencies(None), built_as_is():
             entered = primitives.enter(
                 result, self.name, is_constant=True, parallel_iterations=self.parallel_iterations
             )
@@ -284,10 +289,11 @@ class WhileContext(ControlFlowContext):
                 if pivot is not None:
                     op._add_control_input(pivot.op)
         else:
-            for index, x in enumerate(list(op._inputs)):
-                real = self.add_value(x)
-                if real is not x:
-                    op._update_input(index, real)
+            with op.graph.name_scope(op.name + "/"):  # TF names the Enter of an input "<op>/Enter"
+                for index, x in enumerate(list(op._inputs)):
+                    real = self.add_value(x)
+                    if real is not x:
+                        op._update_input(index, real)
             _, external = self._remove_external_control_edges(op)
             if not op._control_inputs and all(is_loop_constant_enter(x.op) for x in op._inputs):
                 pivot = self.get_control_pivot()  # an op of loop invariants still runs once per iteration
@@ -310,6 +316,26 @@ class WhileContext(ControlFlowContext):
             with control_dependencies(None):
                 proxies.append(identity(token).op)
             op._add_control_inputs(proxies)
+
+
+@contextlib.contextmanager
+def built_as_is() -> Iterator[None]:
+    """Ops built in the block are wired by hand (a ``Switch`` or ``Enter`` bringing a value in): no context
+    rewrites their inputs; the caller sets their context.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default() as g, built_as_is():
+        ...     g._get_control_flow_context() is None
+        True
+    """
+    graph = get_default_graph()
+    saved = graph._get_control_flow_context()
+    graph._set_control_flow_context(None)
+    try:
+        yield
+    finally:
+        graph._set_control_flow_context(saved)
 
 
 def _token() -> Tensor:

@@ -25,7 +25,7 @@ from dtf_notebook.framework.graph import GraphKeys, add_to_collection, control_d
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, as_shape
 from dtf_notebook.ops.control_flow import primitives
-from dtf_notebook.ops.control_flow.contexts import WhileContext, is_loop_constant_enter
+from dtf_notebook.ops.control_flow.contexts import WhileContext, built_as_is, is_loop_constant_enter
 
 __all__ = ["while_loop"]
 
@@ -162,7 +162,7 @@ def _build_loop(
         for t in flat:
             context.add_name(t.name)
         real = [context.outer_context.add_value(t) if context.outer_context is not None else t for t in flat]
-        with control_dependencies(None):
+        with control_dependencies(None), built_as_is():
             enters = [
                 primitives.enter(
                     x,
@@ -201,8 +201,12 @@ def _build_loop(
         context.pivot_for_body = body_vars[0]
         packed_body = nest.pack_sequence_as(loop_vars, _restore(templates, body_vars))
         result = body(*packed_body) if isinstance(loop_vars, list | tuple) else body(**packed_body)
-        if not nest.is_nested(result):
-            result = [result]
+        if not nest.is_nested(result) or (
+            isinstance(loop_vars, list | tuple)
+            and len(loop_vars) == 1
+            and not (isinstance(result, list | tuple) and len(result) == 1)
+        ):
+            result = [result]  # one loop variable: the body returns its new value
         try:
             expected = list(packed_body) if isinstance(packed_body, list | tuple) else packed_body
             nest.assert_same_structure(

@@ -110,6 +110,8 @@ int64 = DType("int64", np.dtype(np.int64), 9, "i", 8)
 uint8 = DType("uint8", np.dtype(np.uint8), 4, "u", 1)
 bool = DType("bool", np.dtype(np.bool_), 10, "b", 1)  # noqa: A001 - TF's public name
 string = DType("string", np.dtype(object), 7, "s", 0)
+#: A handle to a per-step resource (a TensorArray); its runtime value is the resource itself, never sent between tasks.
+resource = DType("resource", np.dtype(object), 20, "r", 0)
 
 ALL_DTYPES: tuple[DType, ...] = (
     float16,
@@ -127,6 +129,7 @@ ALL_DTYPES: tuple[DType, ...] = (
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})
 _BY_ENUM = {d.as_datatype_enum: d for d in ALL_DTYPES}
+_BY_NAME[resource.name], _BY_ENUM[resource.as_datatype_enum] = resource, resource  # no numpy or wire form
 _NP_TO_DTYPE = {d.np_dtype: d for d in ALL_DTYPES if d is not string and d.np_dtype is not float32.np_dtype}
 _NP_TO_DTYPE[np.dtype(np.float32)] = float32
 _PY_TO_DTYPE = {float: float32, int: int32, builtins.bool: bool}

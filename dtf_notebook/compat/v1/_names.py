@@ -16,6 +16,7 @@ from dtf_notebook.framework.dtypes import (
     int16,
     int32,
     int64,
+    resource,
     string,
     uint8,
 )
@@ -49,6 +50,7 @@ from dtf_notebook.ops.constant_op import *  # noqa: F403
 from dtf_notebook.ops.control_flow_ops import *  # noqa: F403
 from dtf_notebook.ops.create_partitioned_variables import *  # noqa: F403
 from dtf_notebook.ops.data_flow_ops import *  # noqa: F403
+from dtf_notebook.ops.functional_ops import *  # noqa: F403
 from dtf_notebook.ops.identity_ops import *  # noqa: F403
 from dtf_notebook.ops.init_ops import *  # noqa: F403
 from dtf_notebook.ops.logging_ops import *  # noqa: F403
@@ -57,6 +59,7 @@ from dtf_notebook.ops.partitioners import *  # noqa: F403
 from dtf_notebook.ops.placeholder_ops import *  # noqa: F403
 from dtf_notebook.ops.random_ops import *  # noqa: F403
 from dtf_notebook.ops.state_ops import *  # noqa: F403
+from dtf_notebook.ops.tensor_array_ops import *  # noqa: F403
 from dtf_notebook.ops.variable_scope import *  # noqa: F403
 from dtf_notebook.ops.variables import *  # noqa: F403
 from dtf_notebook.runtime.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions

@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from collections import deque
+from collections import defaultdict, deque
 from typing import Any
 
 from dtf_notebook.framework import op_registry
@@ -30,6 +30,22 @@ from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+
+#: Builds the while-loop state of one ``gradients`` call (registered by ``ops.control_flow.grad_state``):
+#: ``factory(between_list, between_set, colocate) -> state or None``.
+_control_flow_state_factory: Any = None
+
+
+def register_control_flow_state(factory: Any) -> None:
+    """Installs what makes ``gradients`` loop-aware (the control-flow ops register it when imported).
+
+    Example:
+        >>> import dtf_notebook as tf                      # registers it
+        >>> _control_flow_state_factory is not None
+        True
+    """
+    global _control_flow_state_factory
+    _control_flow_state_factory = factory
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -40,22 +56,59 @@ def _differentiable(t: Tensor) -> bool:
     return t.dtype.is_floating
 
 
-def _reachable(start: Any, neighbours: Any, allowed: Any = None) -> set[Operation]:
-    """Ops reachable from ``start`` through ``neighbours(op)``, staying inside ``allowed`` when given."""
+def _reached_ops(from_ops: list[Operation]) -> set[Operation]:
+    """Ops reachable from ``from_ops`` through tensors a gradient can flow through (floating point)."""
     seen: set[Operation] = set()
-    queue = deque(op for op in start if allowed is None or op in allowed)
+    queue = deque(from_ops)
     while queue:
         op = queue.popleft()
         if op not in seen:
             seen.add(op)
-            queue.extend(n for n in neighbours(op) if allowed is None or n in allowed)
+            queue.extend(c for out in op._outputs if _differentiable(out) for c in out._consumers)
     return seen
 
 
-def _between_ops(to_ops: list[Operation], from_ops: list[Operation]) -> set[Operation]:
-    """Ops on some path from ``from_ops`` to ``to_ops`` (data edges only)."""
-    forward = _reachable(from_ops, lambda op: [c for out in op._outputs for c in out._consumers])
-    return _reachable(to_ops, lambda op: [t.op for t in op._inputs], allowed=forward)
+def _between_ops(to_ops: list[Operation], reached: set[Operation]) -> list[Operation]:
+    """The reached ops some ``to_ops`` depend on (data edges), nearest to ``to_ops`` first."""
+    between: list[Operation] = []
+    seen: set[Operation] = set()
+    queue = deque(to_ops)
+    while queue:
+        op = queue.popleft()
+        if op in reached and op not in seen:
+            seen.add(op)
+            between.append(op)
+            queue.extend(t.op for t in op._inputs)
+    return between
+
+
+def _is_loop_switch(op: Operation) -> bool:
+    return op._type in ("Switch", "RefSwitch") and op._inputs[1].op._type == "LoopCond"
+
+
+def _is_loop_exit(op: Operation) -> bool:
+    return op._type in ("Exit", "RefExit")
+
+
+def _no_grad_through_initial_value(op: Operation, from_ops: list[Operation]) -> ValueError:
+    """The error for a gradient taken inside a loop body through a loop variable's initial value."""
+    target = None
+    queue, seen = deque([op]), set()
+    while queue:
+        current = queue.popleft()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current in from_ops:
+            target = current
+            break
+        queue.extend(t.op for t in current._inputs)
+    name = target.name if target is not None else op.name
+    return ValueError(
+        f"Cannot compute gradient inside while loop with respect to op '{name}'. We do not support taking the "
+        "gradient wrt or through the initial value of a loop variable. Gradients can be computed through loop "
+        "invariants or wrt the input parameters to the loop body."
+    )
 
 
 def aggregate_gradients(grads: list[Any], name: str | None = None) -> Any:
@@ -129,12 +182,20 @@ def gradients(
     stop_ops = {convert_to_tensor(t).op for t in _as_list(stop_gradients)} if stop_gradients is not None else set()
 
     with graph.as_default(), graph.name_scope(name):
-        between = _between_ops([y.op for y in ys], [x.op for x in xs])
-        pending: dict[Operation, int] = {}
-        for op in between:
+        to_ops = [y.op for y in ys]
+        from_ops = [x.op for x in xs]
+        reached = _reached_ops(from_ops)
+        between_list = _between_ops(to_ops, reached)
+        between = set(between_list)
+        loop_state = None
+        if _control_flow_state_factory is not None and any(_is_loop_exit(op) for op in between_list):
+            # Adds the exits of each loop on the path, and the forward counters the gradient loops need.
+            loop_state = _control_flow_state_factory(between_list, between, colocate_gradients_with_ops)
+        pending: dict[Operation, int] = defaultdict(int)
+        for op in between_list:
             for t in op._inputs:
                 if t.op in between:
-                    pending[t.op] = pending.get(t.op, 0) + 1
+                    pending[t.op] += 1
         grads: dict[Tensor, list[Any]] = {}
         for i, (y, gy) in enumerate(zip(ys, grad_ys_list)):
             if gy is None:
@@ -144,29 +205,40 @@ def gradients(
                 gy = convert_to_tensor(gy, dtype=y.dtype)
             grads.setdefault(y, []).append(gy)
 
-        ready = deque(op for op in {y.op for y in ys} if op in between and pending.get(op, 0) == 0)
-        done: set[Operation] = set()
-        while ready:
-            op = ready.popleft()
-            if op in done:
-                continue
-            done.add(op)
-            out_grads = [aggregate_gradients(grads.get(t, [])) for t in op._outputs]
+        queue: deque[Operation] = deque()
+        to_ops_set: set[Operation] = set()
+        for op in to_ops:
+            if pending[op] == 0 and op not in to_ops_set and op in reached:
+                to_ops_set.add(op)
+                queue.append(op)
+        if loop_state is not None:
+            for y in loop_state.process_unused_loop_exits(pending, to_ops_set):
+                if _differentiable(y):
+                    grads.setdefault(y, []).append(loop_state.zeros_like_for_exit(y))
+                queue.append(y.op)
+        # An x whose own inputs are not on the path: its gradient function is not needed.
+        stop_ops = {op for op in from_ops if not any(pending[t.op] > 0 for t in op._inputs)} | stop_ops
+        while queue:
+            op = queue.popleft()
+            entering = loop_state.grad_context(op, before=True) if loop_state else contextlib.nullcontext()
+            with entering:
+                out_grads = [aggregate_gradients(grads.get(t, [])) for t in op._outputs]
             for t, g in zip(op._outputs, out_grads):
                 if g is not None:
                     grads[t] = [g]
             has_grad = any(g is not None for g in out_grads)
-            if has_grad and op not in stop_ops and any(t.op in between for t in op._inputs):
-                in_grads = _call_grad_fn(op, out_grads, colocate_gradients_with_ops)
-                for t, g in zip(op._inputs, in_grads):
-                    if g is not None and _differentiable(t):
-                        grads.setdefault(t, []).append(g)
-            for t in op._inputs:
-                src = t.op
-                if src in between:
-                    pending[src] -= 1
-                    if pending[src] == 0:
-                        ready.append(src)
+            inside = loop_state.grad_context(op, before=False) if loop_state else contextlib.nullcontext()
+            with inside:
+                if op._type in ("Switch", "RefSwitch") and _switch_in_current_loop(op, graph):
+                    raise _no_grad_through_initial_value(op, from_ops)
+                if has_grad and op not in stop_ops:
+                    in_grads = _call_grad_fn(op, out_grads, colocate_gradients_with_ops, loop_state)
+                    for t, g in zip(op._inputs, in_grads):
+                        if g is not None and _differentiable(t):
+                            grads.setdefault(t, []).append(g)
+            _update_pending(op, queue, pending, grads, loop_state)
+        if loop_state is not None:
+            loop_state.post_processing()
 
         result = []
         for x in xs:
@@ -177,8 +249,57 @@ def gradients(
     return result
 
 
-def _call_grad_fn(op: Operation, out_grads: list[Any], colocate: bool) -> list[Any]:
-    from dtf_notebook.ops import array_ops
+def _switch_in_current_loop(op: Operation, graph: Any) -> bool:
+    """A Switch of the loop ``gradients`` is being built in (a gradient through a loop variable's initial value)."""
+    context = op._control_flow_context
+    return (
+        context is not None and context.get_while_context() is context and context is graph._get_control_flow_context()
+    )
+
+
+def _update_pending(
+    op: Operation,
+    queue: deque[Operation],
+    pending: dict[Operation, int],
+    grads: dict[Tensor, list[Any]],
+    loop_state: Any,
+) -> None:
+    """Counts ``op`` done for each of its inputs' ops; queues those that are ready.
+
+    A loop's ``Switch`` is ready at each visit (first from its ``Exit``, then from the body), since the body's
+    gradient needs the gradient loop the first visit builds. A loop's ``Exit`` waits until every exit of its
+    loop is ready: if one has a gradient, the others get zeros.
+    """
+    for t in op._inputs:
+        src = t.op
+        pending[src] -= 1
+        ready = pending[src] == 0
+        if loop_state is not None and not ready:
+            ready = pending[src] > 0 and _is_loop_switch(src)
+        if not ready:
+            continue
+        if loop_state is None or not _is_loop_exit(src):
+            queue.append(src)
+            continue
+        state = loop_state.get_grad_state(src, before=False)
+        state.deferred_exits.append(t)
+        state.pending_exits_count -= 1
+        if state.pending_exits_count != 0:
+            continue
+        with_grad = False
+        for y in state.deferred_exits:
+            if any(g is not None for g in grads.get(y, [])):
+                with_grad = True
+                queue.append(y.op)
+            else:
+                state.unused_exits.append(y)
+        for y in state.unused_exits:
+            if with_grad and _differentiable(y):
+                grads.setdefault(y, []).append(loop_state.zeros_like_for_exit(y))
+            queue.append(y.op)
+
+
+def _call_grad_fn(op: Operation, out_grads: list[Any], colocate: bool, loop_state: Any = None) -> list[Any]:
 
     grad_fn = op.op_def.grad
     if grad_fn is op_registry.NOT_DIFFERENTIABLE:
@@ -189,8 +310,8 @@ def _call_grad_fn(op: Operation, out_grads: list[Any], colocate: bool) -> list[A
     colocation = graph.colocate_with(op) if colocate else contextlib.nullcontext()
     with colocation, graph.name_scope(op.name + "_grad"):
         filled = [
-            g if g is not None or not _differentiable(t) else array_ops.zeros_like(t)
-            for t, g in zip(op._outputs, out_grads)
+            g if g is not None or not _differentiable(t) else _zeros_for(op, i, loop_state)
+            for i, (t, g) in enumerate(zip(op._outputs, out_grads))
         ]
         in_grads = grad_fn(op, *filled)
     in_grads = list(in_grads) if isinstance(in_grads, list | tuple) else [in_grads]
@@ -200,3 +321,12 @@ def _call_grad_fn(op: Operation, out_grads: list[Any], colocate: bool) -> list[A
             f"{len(op._inputs)}"
         )
     return in_grads
+
+
+def _zeros_for(op: Operation, index: int, loop_state: Any) -> Any:
+    """The gradient of output ``index`` of ``op`` that received none: zeros (in a loop, as its gradient loop needs)."""
+    from dtf_notebook.ops import array_ops
+
+    if loop_state is None:
+        return array_ops.zeros_like(op._outputs[index])
+    return loop_state.zeros_like(op, index)

@@ -1,4 +1,4 @@
-"""TF's fused optimizer update ops (``ApplyGradientDescent``, ``ApplyAdam``, ``SparseApplyMomentum``, ...).
+"""TF's fused optimizer update ops (``ApplyGradientDescent``, ``ApplyAdam``, ``ApplyFtrl``, ``SparseApplyMomentum``...).
 
 Each op takes the variable (and the optimizer's slot variables) by reference
 and updates it in place, returning the reference to the variable. Kernels
@@ -37,6 +37,8 @@ Example:
 
 from __future__ import annotations
 
+from dtf_notebook.ops.training.adadelta import apply_adadelta, sparse_apply_adadelta
+from dtf_notebook.ops.training.adagrad_da import apply_adagrad_da, sparse_apply_adagrad_da
 from dtf_notebook.ops.training.dense import (
     apply_adagrad,
     apply_adam,
@@ -44,6 +46,13 @@ from dtf_notebook.ops.training.dense import (
     apply_gradient_descent,
     apply_momentum,
     apply_rms_prop,
+)
+from dtf_notebook.ops.training.ftrl import apply_ftrl, apply_ftrl_v2, sparse_apply_ftrl, sparse_apply_ftrl_v2
+from dtf_notebook.ops.training.proximal import (
+    apply_proximal_adagrad,
+    apply_proximal_gradient_descent,
+    sparse_apply_proximal_adagrad,
+    sparse_apply_proximal_gradient_descent,
 )
 from dtf_notebook.ops.training.sparse import (
     sparse_apply_adagrad,
@@ -63,4 +72,16 @@ __all__ = [
     "sparse_apply_adagrad",
     "sparse_apply_rms_prop",
     "sparse_apply_centered_rms_prop",
+    "apply_adadelta",
+    "sparse_apply_adadelta",
+    "apply_adagrad_da",
+    "sparse_apply_adagrad_da",
+    "apply_ftrl",
+    "apply_ftrl_v2",
+    "sparse_apply_ftrl",
+    "sparse_apply_ftrl_v2",
+    "apply_proximal_adagrad",
+    "sparse_apply_proximal_adagrad",
+    "apply_proximal_gradient_descent",
+    "sparse_apply_proximal_gradient_descent",
 ]

@@ -1,5 +1,6 @@
 """The flat TF1 namespace (``tf.constant``, ``tf.Session``, ``tf.float32``, ...), assembled from the package."""
 
+from dtf_notebook.framework.aggregation_method import AggregationMethod
 from dtf_notebook.framework.convert import convert_to_tensor, register_tensor_conversion_function
 from dtf_notebook.framework.device_spec import DeviceSpec
 from dtf_notebook.framework.dtypes import (

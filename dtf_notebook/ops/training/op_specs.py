@@ -118,6 +118,8 @@ def build(op_type: str, values: Sequence[Any], attrs: dict[str, Any], name: str 
             t = convert_to_tensor(v, name="indices")
             check_dtype(t, INDEX_TYPES, op_type, "indices")
             inputs.append(t)
+        elif arg == "global_step":  # AdagradDA's step counter: an int64 scalar whatever the variable's dtype
+            inputs.append(_value_input(v, dtypes.int64, op_type, arg))
         else:
             inputs.append(_value_input(v, dtype, op_type, arg))
     return make_op(op_type, inputs, attrs, name=name or op_type).outputs[0]
@@ -170,7 +172,7 @@ def infer(op: Any) -> list[tuple[dtypes.DType, TensorShape]]:
     inputs = op.inputs
     var = inputs[0]
     for arg, t in zip(spec.args, inputs):
-        if arg != "indices" and t.dtype is not var.dtype:
+        if arg not in ("indices", "global_step") and t.dtype is not var.dtype:
             raise _mismatch(arg, op.type, t.dtype, var.dtype)
     shape = var.shape
     for arg in spec.refs[1:]:

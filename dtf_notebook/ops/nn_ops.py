@@ -25,12 +25,16 @@ from __future__ import annotations
 
 from dtf_notebook.ops.math_ops import sigmoid, tanh
 from dtf_notebook.ops.nn.activations import elu, leaky_relu, relu, relu6, softplus, softsign
+from dtf_notebook.ops.nn.batch_norm import batch_normalization, fused_batch_norm
 from dtf_notebook.ops.nn.bias_add import bias_add, xw_plus_b
 from dtf_notebook.ops.nn.conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
+from dtf_notebook.ops.nn.conv3d import conv3d, conv3d_backprop_input_v2, conv3d_transpose
+from dtf_notebook.ops.nn.depthwise import conv1d, depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from dtf_notebook.ops.nn.embedding import embedding_lookup
 from dtf_notebook.ops.nn.embedding_sparse import embedding_lookup_sparse
 from dtf_notebook.ops.nn.losses import log_poisson_loss, sigmoid_cross_entropy_with_logits
 from dtf_notebook.ops.nn.pooling import avg_pool, avg_pool2d, max_pool, max_pool2d
+from dtf_notebook.ops.nn.pooling3d import avg_pool1d, avg_pool3d, max_pool1d, max_pool3d
 from dtf_notebook.ops.nn.softmax import log_softmax, softmax
 from dtf_notebook.ops.nn.softmax_cross_entropy import (
     softmax_cross_entropy_with_logits,
@@ -70,4 +74,17 @@ __all__ = [
     "avg_pool2d",
     "embedding_lookup",
     "embedding_lookup_sparse",
+    "batch_normalization",
+    "fused_batch_norm",
+    "conv1d",
+    "conv3d",
+    "conv3d_backprop_input_v2",
+    "conv3d_transpose",
+    "depthwise_conv2d",
+    "depthwise_conv2d_native",
+    "separable_conv2d",
+    "max_pool1d",
+    "avg_pool1d",
+    "max_pool3d",
+    "avg_pool3d",
 ]

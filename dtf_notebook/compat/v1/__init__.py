@@ -11,6 +11,16 @@ Example:
 """
 
 from dtf_notebook import errors
-from dtf_notebook.compat.v1 import contrib, debugging, distribute, initializers, nn, random, summary, train  # noqa: E402
+from dtf_notebook.compat.v1 import (  # noqa: E402
+    contrib,
+    debugging,
+    distribute,
+    initializers,
+    math,
+    nn,
+    random,
+    summary,
+    train,
+)
 from dtf_notebook.compat.v1._names import *  # noqa: F403
 from dtf_notebook.summary import Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata

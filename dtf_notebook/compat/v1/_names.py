@@ -55,6 +55,10 @@ from dtf_notebook.ops.functional_ops import *  # noqa: F403
 from dtf_notebook.ops.identity_ops import *  # noqa: F403
 from dtf_notebook.ops.init_ops import *  # noqa: F403
 from dtf_notebook.ops.logging_ops import *  # noqa: F403
+from dtf_notebook.ops.math.safe_div import *  # noqa: F403
+from dtf_notebook.ops.math.scan import *  # noqa: F403
+from dtf_notebook.ops.math.special import *  # noqa: F403
+from dtf_notebook.ops.math.trig import *  # noqa: F403
 from dtf_notebook.ops.math_ops import *  # noqa: F403
 from dtf_notebook.ops.partitioners import *  # noqa: F403
 from dtf_notebook.ops.placeholder_ops import *  # noqa: F403

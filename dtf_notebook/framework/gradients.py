@@ -199,8 +199,12 @@ def gradients(
         grads: dict[Tensor, list[Any]] = {}
         for i, (y, gy) in enumerate(zip(ys, grad_ys_list)):
             if gy is None:
-                with graph.name_scope(f"grad_ys_{i}" if len(ys) > 1 else "grad_ys_0"):
-                    gy = array_ops.ones_like(y)
+                # Ones of y's shape, as TF's: they read only y's shape, so no gradient path runs through them.
+                colocation = graph.colocate_with(y.op) if colocate_gradients_with_ops else contextlib.nullcontext()
+                with colocation:
+                    gy = array_ops.ones(array_ops.shape(y), dtype=y.dtype, name=f"grad_ys_{i}")
+                if gy.shape.is_compatible_with(y.shape):
+                    gy.set_shape(y.shape)
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype)
             grads.setdefault(y, []).append(gy)

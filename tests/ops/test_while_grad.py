@@ -182,6 +182,79 @@ def test_loop_inside_cond():
     _assert_close(ours, theirs)
 
 
+def test_loop_inside_cond_inside_loop():
+    def build(lib):
+        x = lib.placeholder(lib.float32, [], name="x")
+        w = lib.Variable(0.9, name="w")
+
+        def body(i, v):
+            def with_loop():
+                return lib.while_loop(lambda j, u: j < i, lambda j, u: (j + 1, u * w + 0.1), [0, v])[1]
+
+            return i + 1, lib.cond(lib.equal(lib.mod(i, 2), 1), with_loop, lambda: v * 2.0 - w)
+
+        y = lib.while_loop(lambda i, v: i < 6, body, [0, x])[1]
+        return [y, *lib.gradients(y, [x, w])], {"x": x}
+
+    ours, theirs = _run_both(build, [{"x": 0.5}, {"x": -1.0}])
+    _assert_close(ours, theirs)
+
+
+def test_nested_loops_reading_outer_values_and_initial_values_with_unknown_shapes():
+    def build(lib):
+        x = lib.placeholder(lib.float32, [None], name="x")
+        w = lib.placeholder(lib.float32, [None], name="w")
+
+        def outer(i, v, extra):
+            scale = v * 0.5 + w  # a value of the outer loop, an invariant of the inner one
+            _, v, unused = lib.while_loop(
+                lambda j, u, e: j < 2, lambda j, u, e: (j + 1, u * scale, e + u), [0, v, extra]
+            )
+            return i + 1, v + 1.0, extra + w  # w is also the initial value of `extra`
+
+        _, y, _ = lib.while_loop(lambda i, v, e: i < 3, outer, [0, x, w])
+        return lib.gradients(lib.reduce_sum(y), [x, w]), {"x": x, "w": w}
+
+    ours, theirs = _run_both(build, [{"x": [0.3, 0.6], "w": [0.5, -0.25]}])
+    _assert_close(ours, theirs)
+
+
+def test_a_variable_whose_next_value_ignores_its_current_one():
+    def build(lib):
+        x = lib.placeholder(lib.float32, [None], name="x")
+        a0 = lib.placeholder(lib.float32, [None], name="a0")
+        w = lib.Variable(0.9, name="w")
+        k = lib.constant([1.0, 2.0])
+
+        def body(i, v, a, b):
+            return i + 1, v * a * b, lib.zeros_like(a) + w * 2.0, k * w
+
+        _, y, _, _ = lib.while_loop(lambda i, *_: i < 3, body, [0, x, a0, k])
+        return lib.gradients(lib.reduce_sum(y), [x, a0, w]), {"x": x, "a0": a0}
+
+    ours, theirs = _run_both(build, [{"x": [0.3, 1.0], "a0": [1.5, 2.0]}])
+    _assert_close(ours, theirs)
+
+
+def test_many_iterations_one_at_a_time_and_in_parallel():
+    def build(lib):
+        x = lib.placeholder(lib.float32, [], name="x")
+        w = lib.Variable(0.9, name="w")
+        outs = []
+        for parallel in (1, 10):
+            y = lib.while_loop(
+                lambda i, v: i < 40,
+                lambda i, v: (i + 1, lib.tanh(v * w + 0.3)),
+                [0, x],
+                parallel_iterations=parallel,
+            )[1]
+            outs += [y, *lib.gradients(y, [x, w])]
+        return outs, {"x": x}
+
+    ours, theirs = _run_both(build, [{"x": 0.3}, {"x": -2.0}])
+    _assert_close(ours, theirs)
+
+
 def test_maximum_iterations():
     def build(lib):
         x = lib.placeholder(lib.float32, [], name="x")
@@ -243,6 +316,19 @@ def test_back_prop_false_gives_no_gradient_like_tf():
     assert _no_gradient_without_back_prop(tf) == _no_gradient_without_back_prop(_real_tf()) == [None, None]
 
 
+def _second_order(lib):
+    with lib.Graph().as_default():
+        x = lib.constant(0.3)
+        y = lib.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * v), [0, x])[1]
+        (dx,) = lib.gradients(y, [x])
+        return lib.gradients(dx, [x])
+
+
+def test_second_order_gradient_of_a_loop_is_none_like_tf():
+    # TF1 does not differentiate a gradient loop; the first gradient reads its ys only through their shapes.
+    assert _second_order(tf) == _second_order(_real_tf()) == [None]
+
+
 def _gradient_through_initial_value(lib):
     with lib.Graph().as_default():
         x = lib.constant(2.0)
@@ -268,7 +354,14 @@ def test_gradient_with_respect_to_body_parameters_inside_the_body():
             (dw,) = lib.gradients(lib.square(w * lib.cast(i, lib.float32)), [w])
             return i + 1, acc + dw
 
-        return [lib.while_loop(lambda i, acc: i < 4, body, [0, 0.0])[1]], {}
+        def body_with_cond(i, acc):
+            def grad():
+                return lib.gradients(lib.square(w) * lib.cast(i, lib.float32), [w])[0]
+
+            return i + 1, acc + lib.cond(i > 1, grad, lambda: lib.constant(0.0))
+
+        loops = [lib.while_loop(lambda i, acc: i < 4, fn, [0, 0.0])[1] for fn in (body, body_with_cond)]
+        return loops, {}
 
     ours, theirs = _run_both(build)
     _assert_close(ours, theirs)

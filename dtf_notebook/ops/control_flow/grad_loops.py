@@ -28,7 +28,6 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from dtf_notebook.framework.device_spec import DeviceSpec
 from dtf_notebook.framework.graph import control_dependencies, get_default_graph
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.operation import Operation
@@ -39,7 +38,7 @@ from dtf_notebook.ops.control_flow.contexts import CondContext, ControlFlowConte
 
 __all__ = [
     "in_context",
-    "host_scope",
+    "with_value",
     "enter_loop_variable",
     "add_forward_loop_counter",
     "add_backprop_loop_counter",
@@ -70,27 +69,19 @@ def in_context(context: ControlFlowContext | None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def host_scope(value: Tensor) -> Iterator[None]:
-    """Where a stack for ``value`` is built: the CPU of ``value``'s task, outside every colocation group.
-
-    Stack handles are strings, which only the CPU holds; colocating them with ``value`` would drag
-    ``value``'s op onto the CPU too.
+def with_value(value: Tensor) -> Iterator[None]:
+    """Where the stack of ``value`` and its pushes and pops are built: with ``value``'s op, whatever
+    colocation or device blocks ``tf.gradients`` runs in (a value on a GPU never leaves it to be saved).
 
     Example:
         >>> import dtf_notebook as tf
         >>> with tf.Graph().as_default():
-        ...     with tf.device("/job:worker/task:1/gpu:0"):
-        ...         x = tf.constant(1.0)
-        ...     with host_scope(x):
-        ...         tf.constant(2.0).device
-        '/job:worker/task:1/device:CPU:*'
+        ...     x = tf.constant(1.0, name="x")
+        ...     with tf.device("/gpu:0"), with_value(x):
+        ...         tf.constant(2.0).op.colocation_groups()
+        ['loc:@x']
     """
-    graph = value.graph
-    device = value.op.device
-    if device:
-        spec = DeviceSpec.from_string(device)
-        device = spec.replace(device_type="CPU", device_index=None).to_string() if spec.device_type else device
-    with graph.colocate_with(None, ignore_existing=True), graph.device(device or None):
+    with value.graph.colocate_with(value.op, ignore_existing=True):
         yield
 
 

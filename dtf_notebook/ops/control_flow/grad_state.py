@@ -47,9 +47,9 @@ from dtf_notebook.ops.control_flow.grad_loops import (
     add_backprop_loop_counter,
     add_forward_loop_counter,
     cond_chain,
-    host_scope,
     in_context,
     sync_through_conds,
+    with_value,
 )
 
 __all__ = ["GradLoopState", "ControlFlowState", "maybe_create_control_flow_state", "is_loop_switch"]
@@ -140,7 +140,7 @@ class GradLoopState:
         Called in the context ``tf.gradients`` was called in. ``dead_branch``: ``value`` is live when its cond's
         branch is *not* taken (the shape of a ``Switch`` output of the other branch).
         """
-        with control_dependencies(None), host_scope(value):
+        with control_dependencies(None), with_value(value):
             with in_context(self.call_context):
                 acc = stack_ops.stack_v2(-1, value.dtype.base_dtype, name="f_acc")
                 enter_acc = self.forward_context.add_value(acc)
@@ -182,7 +182,7 @@ class GradLoopState:
                 break
             context = context.outer_context
         guards: list[tuple[CondContext, int]] = []
-        with control_dependencies(None), host_scope(value), in_context(self.grad_context):
+        with control_dependencies(None), with_value(value), in_context(self.grad_context):
             if cond is not None:
                 pred = self.real_pred(cond)
                 branch = (1 - cond.branch) if dead_branch else cond.branch

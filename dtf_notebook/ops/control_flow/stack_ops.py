@@ -3,8 +3,9 @@
 A while loop's gradient needs, in its own loop, the values the forward loop computed in each
 iteration, last one first. As in TF1, the forward loop pushes each such value onto a stack and the
 gradient loop pops them. A stack lives for one step only: each run of ``StackV2`` makes a new, empty
-stack in the step context (``StepContext.extras["stacks"]``) and outputs its handle (a string
-scalar), so no value survives into the next ``sess.run`` and concurrent runs never share one.
+stack and outputs it as its ``resource`` handle (the handle's value at run time is the stack itself,
+as for a ``TensorArray``), so no value survives into the next ``sess.run``, concurrent runs never
+share one, and the stack is dropped with the step's other values.
 
 Example:
     >>> import dtf_notebook as tf
@@ -20,10 +21,7 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
-
-import numpy as np
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -34,11 +32,6 @@ from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.ops.op_helpers import make_op
 
 __all__ = ["stack_v2", "stack_push_v2", "stack_pop_v2"]
-
-#: Key of the step context's ``extras`` entry holding the step's stacks (handle -> :class:`_Stack`).
-STACKS_KEY = "stacks"
-
-_handle_ids = itertools.count()
 
 
 class _Stack:
@@ -51,36 +44,28 @@ class _Stack:
         self.max_size = max_size
         self.elements: list[Any] = []
 
-
-def _step_stacks(step: Any, op: Operation) -> dict[str, _Stack]:
-    if step is None:
-        raise errors.InternalError(None, op, f"{op.type} '{op.name}' runs only within a step (it has no step context)")
-    return step.extras.setdefault(STACKS_KEY, {})
+    def __repr__(self) -> str:
+        return f"<stack {self.name}>"
 
 
-def _lookup(step: Any, handle: Any, op: Operation) -> _Stack:
-    key = handle.item() if isinstance(handle, np.ndarray) else handle
-    key = key.decode() if isinstance(key, bytes) else str(key)
-    stack = _step_stacks(step, op).get(key)
-    if stack is None:
-        raise errors.NotFoundError(None, op, f"{op.type} '{op.name}': no stack '{key}' in this step")
-    return stack
+def _checked(handle: Any, op: Operation) -> _Stack:
+    if not isinstance(handle, _Stack):
+        raise errors.InvalidArgumentError(None, op, f"{op.type} '{op.name}' needs a stack handle, got {handle!r}")
+    return handle
 
 
 def _stack_kernel(op: Operation, ctx: Any) -> Any:
     name = op.get_attr("stack_name") or op.name
 
-    def run(step: Any, max_size: Any) -> np.ndarray:
-        handle = f"_{next(_handle_ids)}_{name}"
-        _step_stacks(step, op)[handle] = _Stack(name, int(max_size))
-        return np.array(handle.encode(), dtype=object)
+    def run(max_size: Any) -> _Stack:
+        return _Stack(name, int(max_size))
 
     return run
 
 
 def _push_kernel(op: Operation, ctx: Any) -> Any:
-    def run(step: Any, handle: Any, elem: Any) -> Any:
-        stack = _lookup(step, handle, op)
+    def run(handle: Any, elem: Any) -> Any:
+        stack = _checked(handle, op)
         if 0 <= stack.max_size <= len(stack.elements):
             raise errors.InvalidArgumentError(
                 None, op, f"Stack[{stack.name}] overflowed its max_size ({stack.max_size})"
@@ -92,8 +77,8 @@ def _push_kernel(op: Operation, ctx: Any) -> Any:
 
 
 def _pop_kernel(op: Operation, ctx: Any) -> Any:
-    def run(step: Any, handle: Any) -> Any:
-        stack = _lookup(step, handle, op)
+    def run(handle: Any) -> Any:
+        stack = _checked(handle, op)
         if not stack.elements:
             raise errors.InvalidArgumentError(None, op, f"Stack[{stack.name}] is empty.")
         return stack.elements.pop()
@@ -103,7 +88,7 @@ def _pop_kernel(op: Operation, ctx: Any) -> Any:
 
 def _stack_infer(op: Operation) -> list:
     op.inputs[0].shape.assert_is_compatible_with(TensorShape([]))
-    return [(dtypes.string, TensorShape([]))]
+    return [(dtypes.resource, TensorShape([]))]
 
 
 def _push_infer(op: Operation) -> list:
@@ -120,16 +105,7 @@ for _type, _infer, _kernel in (
     ("StackPushV2", _push_infer, _push_kernel),
     ("StackPopV2", _pop_infer, _pop_kernel),
 ):
-    # The step context is only read, never waited on: these kernels do not block.
-    op_registry.register_op(
-        _type,
-        infer=_infer,
-        kernel=_kernel,
-        grad=op_registry.NOT_DIFFERENTIABLE,
-        stateful=True,
-        needs_step=True,
-        may_block=False,
-    )
+    op_registry.register_op(_type, infer=_infer, kernel=_kernel, grad=op_registry.NOT_DIFFERENTIABLE, stateful=True)
 
 
 def stack_v2(max_size: Any, elem_type: Any, stack_name: str = "", name: str | None = None) -> Tensor:
@@ -144,8 +120,8 @@ def stack_v2(max_size: Any, elem_type: Any, stack_name: str = "", name: str | No
     Example:
         >>> import dtf_notebook as tf
         >>> with tf.Graph().as_default():
-        ...     stack_v2(-1, tf.float32, name="acc").dtype
-        tf.string
+        ...     stack_v2(-1, tf.float32, name="acc").dtype.name
+        'resource'
     """
     max_size = convert_to_tensor(max_size, dtype=dtypes.int32)
     attrs = {"elem_type": dtypes.as_dtype(elem_type), "stack_name": stack_name}

@@ -182,6 +182,9 @@ def _build_loop(
             for e in enters:
                 if e.op._inputs and is_loop_constant_enter(e.op._inputs[0].op):
                     e.op._add_control_input(pivot.op)
+        # As TF's _InitializeValues(enter_vars): the initial values are no longer known inside, so the body
+        # reading one of them brings it in through a constant Enter instead of across frames.
+        context._values.clear()
         for e in enters:
             e.op._control_flow_context = context
             context.add_name(e.name)

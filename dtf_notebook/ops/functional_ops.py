@@ -255,7 +255,8 @@ def foldl(
 
         def compute(i: Tensor, a: Any) -> list[Any]:
             element = nest.map_structure(lambda ta: ta.read(i), elems_ta)
-            return [i + 1, fn(a, element)]
+            a = fn(a, element)
+            return [i + 1, a]
 
         _, r_a = while_loop(
             lambda i, a: i < n,

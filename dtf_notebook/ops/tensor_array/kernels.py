@@ -88,7 +88,7 @@ def handle_element_shape(handle: Tensor) -> TensorShape | None:
     seen = 0
     while op.type in _FORWARDING and op.inputs and seen < 1000:
         op, seen = op.inputs[0].op, seen + 1
-    if op.type == "TensorArrayGradV3":
+    if op.type == "TensorArrayGradV3":  # a gradient array's elements have the forward array's shape
         return handle_element_shape(op.inputs[0])
     if op.type != "TensorArrayV3":
         return None
@@ -214,9 +214,8 @@ def _gather_kernel(op: Operation, ctx: Any) -> Callable[..., Any]:
     def run(array: TensorArrayStorage, indices: Any, flow: Any) -> Any:
         array.check_dtype(dtype, writing=False)
         positions = to_list(indices)
-        if not positions:
-            shape = attr_shape if attr_shape.is_fully_defined() else array.element_shape
-            return _empty(array, shape, "element shape", "packing")
+        if not positions:  # only the op's own element shape counts, as in TF
+            return _empty(array, attr_shape, "element shape", "packing")
         values = array.read_many(positions)
         first = tuple(values[0].shape)
         for i, value in enumerate(values[1:], 1):

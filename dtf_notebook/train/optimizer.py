@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from typing import Any
 
 from dtf_notebook.framework import dtypes
@@ -599,17 +600,20 @@ def filled_like(var: Variable, value: float, name: str) -> Tensor:
     return array_ops.fill(dynamic_shape, constant(value, dtype=var.dtype), name=name)
 
 
-def _create_slot(var: Variable, initial_value: Callable[[], Tensor], op_name: str) -> Variable:
+def _create_slot(
+    var: Variable | Tensor, initial_value: Callable[[], Tensor], op_name: str, colocate: bool = True
+) -> Variable:
     """A slot variable of ``var`` named ``<var>/<op_name>`` (made unique), placed with ``var``, not trainable.
 
-    As in TF, the name ignores the current name scope but not the current variable scope.
+    As in TF, the name ignores the current name scope but not the current variable scope. ``var`` may also
+    be a tensor (a moving average of a loss); ``colocate=False`` leaves the slot's placement free.
     """
     graph = var.graph
     prefix = variable_scope.get_variable_scope().name
     base = f"{var.op.name}/{op_name}"
     with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None):
         scope_name = graph.unique_name(f"{prefix}/{base}" if prefix else base)
-        with graph.colocate_with(var), graph.name_scope(scope_name + "/"):
+        with graph.colocate_with(var) if colocate else nullcontext(), graph.name_scope(scope_name + "/"):
             with graph.name_scope("Initializer"):
                 value = initial_value()
             validate_shape = value.shape.is_fully_defined()

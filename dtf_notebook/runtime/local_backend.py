@@ -60,7 +60,11 @@ def placement_nodes(ops: Sequence[Operation]) -> list[PlacementNode]:
                 colocation=tuple(g[5:] for g in groups if g.startswith("loc:@")),
                 cpu_only=cpu_only,
                 ref_sources=tuple(t.op.name for i, t in enumerate(op._inputs) if t.is_ref and i in op_def.ref_inputs),
-                holds_state=bool(op_def.ref_outputs) and not op_def.ref_inputs,
+                # A resource handle (a TensorArray, a stack) is per-step state: it is placed like any op, not with
+                # the variables.
+                holds_state=bool(op_def.ref_outputs)
+                and not op_def.ref_inputs
+                and not any(op._outputs[i].dtype.name == "resource" for i in op_def.ref_outputs),
             )
         )
     return nodes

@@ -387,3 +387,18 @@ def test_arrays_live_on_the_task_of_their_op_in_a_cluster():
             placed = sess.placement([y, dx])["nodes"]
     arrays = {row["name"]: row["device"] for row in placed if row["op"].startswith("TensorArray")}
     assert arrays and {device for device in arrays.values()} == {"/job:worker/replica:0/task:1/device:CPU:0"}, arrays
+
+
+def test_unpinned_arrays_stay_on_the_masters_task_while_variables_go_to_the_state_task():
+    from dtf_notebook.placement.placer import place
+    from dtf_notebook.runtime.local_backend import placement_nodes
+
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    tf.map_fn(lambda r: r * 2.0, x * 3.0, name="map")
+    tf.Variable(1.0, name="v")
+    devices = ["/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"]
+    nodes = placement_nodes(tf.get_default_graph().get_operations())
+    placed, _ = place(nodes, devices, default_job="worker", default_task=0, state_task=("ps", 0))
+    assert placed["v"] == devices[0]  # a variable: the cluster's state task
+    for name in ("map/TensorArray", "map/while/mul", "mul"):  # a per-step array and what it is placed with: as TF
+        assert placed[name] == devices[1]

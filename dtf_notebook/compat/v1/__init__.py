@@ -12,10 +12,13 @@ Example:
 
 from dtf_notebook import errors
 from dtf_notebook.compat.v1 import (  # noqa: E402
+    app,
     contrib,
     debugging,
     distribute,
+    flags,
     initializers,
+    logging,
     math,
     nn,
     random,

@@ -67,5 +67,6 @@ from dtf_notebook.ops.state_ops import *  # noqa: F403
 from dtf_notebook.ops.tensor_array_ops import *  # noqa: F403
 from dtf_notebook.ops.variable_scope import *  # noqa: F403
 from dtf_notebook.ops.variables import *  # noqa: F403
+from dtf_notebook.platform.tf_logging import get_logger
 from dtf_notebook.runtime.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions
 from dtf_notebook.runtime.session import InteractiveSession, Session, get_default_session

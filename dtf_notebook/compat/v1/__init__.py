@@ -18,6 +18,7 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     distribute,
     flags,
     initializers,
+    layers,
     logging,
     math,
     nn,

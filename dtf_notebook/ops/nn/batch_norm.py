@@ -221,15 +221,13 @@ def batch_normalization(
     """
     with name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
         x = convert_to_tensor(x, name="x")
-        inv = math_ops.rsqrt(math_ops.add(variance, variance_epsilon))
+        # Python operators, as TF writes it, so the ops are named add/mul/sub like TF's.
+        inv = math_ops.rsqrt(convert_to_tensor(variance) + variance_epsilon)
         if scale is not None:
-            inv = math_ops.multiply(inv, scale)
-        shift = (
-            math_ops.subtract(offset, math_ops.multiply(mean, inv))
-            if offset is not None
-            else math_ops.multiply(math_ops.negative(mean), inv)
-        )
-        return math_ops.add(math_ops.multiply(x, math_ops.cast(inv, x.dtype)), math_ops.cast(shift, x.dtype))
+            inv = inv * scale
+        scaled = x * math_ops.cast(inv, x.dtype)
+        shift = offset - mean * inv if offset is not None else -convert_to_tensor(mean) * inv
+        return scaled + math_ops.cast(shift, x.dtype)
 
 
 __all__ = ["fused_batch_norm", "batch_normalization"]

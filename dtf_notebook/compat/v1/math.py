@@ -12,6 +12,9 @@ from dtf_notebook.ops.math.safe_div import *  # noqa: F403
 from dtf_notebook.ops.math.safe_div import divide_no_nan, multiply_no_nan, nextafter, xdivy, xlog1py, xlogy
 from dtf_notebook.ops.math.scan import *  # noqa: F403
 from dtf_notebook.ops.math.scan import cumulative_logsumexp
+from dtf_notebook.ops.math.segment import *  # noqa: F403
+from dtf_notebook.ops.math.sorting import *  # noqa: F403
+from dtf_notebook.ops.math.sorting import approx_max_k, approx_min_k, in_top_k, top_k
 from dtf_notebook.ops.math.special import *  # noqa: F403
 from dtf_notebook.ops.math.special import bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, erfcinv, erfinv, ndtri
 from dtf_notebook.ops.math.trig import *  # noqa: F403

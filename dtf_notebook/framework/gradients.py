@@ -5,7 +5,16 @@ returning one gradient (a Tensor, ``IndexedSlices`` or None) per input. The
 builder walks the ops between ``xs`` and ``ys`` in reverse topological order,
 sums gradients reaching a tensor along several paths (``AddN``, or a
 concatenation when they are all ``IndexedSlices``), and fills zeros for
-outputs of an op that received no gradient when other outputs did.
+outputs of an op that received no gradient when other outputs did. As in TF1,
+only floating-point tensors carry gradients, and default ``grad_ys`` read only
+the shapes of ``ys``.
+
+Through while loops (TF1's control flow v1), the builder is loop-aware when the
+control-flow ops registered their state (:func:`register_control_flow_state`):
+the gradient of each loop is built in a gradient loop context entered around
+each op's gradient, a loop ``Switch`` is visited twice (from its ``Exit``, then
+from the body, closing the gradient loop's back edge), and the exits of a loop
+are held back until all of them are known, the unused ones getting zeros.
 
 Example:
     >>> import dtf_notebook as tf
@@ -163,6 +172,7 @@ def gradients(
 
     Raises:
         LookupError: an op on the path has no gradient function.
+        ValueError: inside a loop body, the path goes back through a loop variable's initial value.
 
     Example:
         >>> import dtf_notebook as tf

@@ -116,6 +116,15 @@ def add_forward_loop_counter(forward: WhileContext, outer_grad_state: Any) -> tu
 
     Called in the context enclosing ``forward``. In a nested loop, the counter of one run of the inner
     loop starts after the previous run's pushes (a control edge from the outer loop's counter).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     x = tf.while_loop(lambda v: v < 5.0, lambda v: v + 1.0, [tf.constant(0.0)])
+        ...     count, _ = add_forward_loop_counter(x.op._control_flow_context, None)
+        ...     with tf.Session() as sess:
+        ...         print(sess.run(count))
+        5
     """
     from dtf_notebook.ops import math_ops
     from dtf_notebook.ops.constant_op import constant
@@ -140,6 +149,14 @@ def add_backprop_loop_counter(grad: WhileContext, count: Tensor, outer_grad_stat
     """Builds the control of the gradient loop ``grad``: ``count`` iterations; returns its ``NextIteration``.
 
     Called in the context enclosing ``grad``; sets ``grad``'s pivots.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     grad = WhileContext(name="backward")
+        ...     index = add_backprop_loop_counter(grad, tf.constant(3), None)
+        >>> grad.pivot.op.type, index.op.type
+        ('LoopCond', 'NextIteration')
     """
     from dtf_notebook.ops import math_ops
     from dtf_notebook.ops.constant_op import constant
@@ -167,11 +184,22 @@ def add_backprop_loop_counter(grad: WhileContext, count: Tensor, outer_grad_stat
     return next_count
 
 
-def add_backprop_accumulator(grad: WhileContext, op: Operation, value: Tensor) -> Tensor:
+def add_backprop_accumulator(grad: WhileContext, op: Operation | None, value: Tensor) -> Tensor:
     """The sum over the gradient loop's iterations of ``value``, the gradient of the loop invariant ``op``.
 
     Called in ``grad``; ``op`` is the constant ``Enter`` of the invariant. The sum starts at zeros of the
     invariant's shape (known statically, or read at run time) so that a loop of no iterations gives zeros.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     grad = WhileContext(name="backward")
+        ...     _ = add_backprop_loop_counter(grad, tf.constant(3), None)
+        ...     with in_context(grad):
+        ...         total = add_backprop_accumulator(grad, None, tf.constant(2.0))   # 2.0 in each of 3 iterations
+        ...     with tf.Session() as sess:
+        ...         print(sess.run(total))
+        6.0
     """
     from dtf_notebook.ops import math_ops
     from dtf_notebook.ops.constant_op import constant
@@ -214,9 +242,24 @@ def _zeros_like_invariant(grad: WhileContext, invariant: Tensor, dtype: Any) -> 
         return array_ops.zeros(array_ops.shape(invariant), dtype)
 
 
-def add_backprop_indexed_slices_accumulator(grad: WhileContext, op: Operation, value: IndexedSlices) -> IndexedSlices:
+def add_backprop_indexed_slices_accumulator(
+    grad: WhileContext, op: Operation | None, value: IndexedSlices
+) -> IndexedSlices:
     """:func:`add_backprop_accumulator` for an ``IndexedSlices`` gradient: the slices of every iteration,
-    concatenated (starting from one row of zeros at index 0, as TF1 does)."""
+    concatenated (starting from one row of zeros at index 0, as TF1 does).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     grad = WhileContext(name="backward")
+        ...     _ = add_backprop_loop_counter(grad, tf.constant(2), None)
+        ...     with in_context(grad):
+        ...         rows = tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([1]), tf.constant([3, 2]))
+        ...         total = add_backprop_indexed_slices_accumulator(grad, None, rows)
+        ...     with tf.Session() as sess:
+        ...         print(sess.run(tf.convert_to_tensor(total)).tolist())
+        [[0.0, 0.0], [2.0, 4.0], [0.0, 0.0]]
+    """
     from dtf_notebook.ops import array_ops, math_ops
     from dtf_notebook.ops.constant_op import constant
 

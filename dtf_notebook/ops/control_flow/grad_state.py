@@ -93,6 +93,16 @@ class GradLoopState:
         grad_index: The gradient counter's ``NextIteration``: it waits for each iteration's pops.
         history_map: Forward tensor name -> the tensor standing for its value in the gradient loop.
         switch_map: Forward loop ``Switch`` -> the gradient loop's ``Merge`` of its gradient.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     x = tf.constant(2.0)
+        ...     _ = tf.gradients(tf.while_loop(lambda v: v < 10.0, lambda v: v * v, [x]), [x])
+        >>> pop = next(op for op in g.get_operations() if op.type == "StackPopV2")
+        >>> state = pop._control_flow_context.grad_state           # the gradient loop's state
+        >>> state.forward_context.name, state.grad_context.name, sorted(state.history_map)
+        ('while/while_context', 'gradients/while/while_context', ['while/Identity:0'])
     """
 
     def __init__(self, forward: WhileContext, outer_grad_state: GradLoopState | None, call_context: Any) -> None:

@@ -1,0 +1,142 @@
+"""TFRecord files: written here and read by TF's ``tf_record_iterator`` and the reverse, plain and compressed."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+import dtf_notebook.compat.v1 as tf
+
+_RECORDS = [b"", b"a", b"\x00\xff binary \n", os.urandom(1 << 20), "unicode é".encode(), b"last"]
+_COMPRESSIONS = [None, "GZIP", "ZLIB"]
+
+
+def _real():
+    return pytest.importorskip("tensorflow.compat.v1")
+
+
+def _write(lib, path: str, compression) -> None:
+    options = lib.python_io.TFRecordOptions(compression) if compression else None
+    with lib.python_io.TFRecordWriter(path, options) as writer:
+        for record in _RECORDS:
+            writer.write(record)
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("compression", _COMPRESSIONS, ids=str)
+def test_files_written_here_are_read_by_tensorflow_and_the_reverse(tmp_path, compression):
+    real = _real()
+    ours, theirs = str(tmp_path / "ours.tfrecord"), str(tmp_path / "theirs.tfrecord")
+    _write(tf, ours, compression)
+    _write(real, theirs, compression)
+    assert list(real.python_io.tf_record_iterator(ours, real.python_io.TFRecordOptions(compression))) == _RECORDS
+    assert list(tf.python_io.tf_record_iterator(theirs, tf.python_io.TFRecordOptions(compression))) == _RECORDS
+    assert list(tf.io.tf_record_iterator(theirs, compression)) == _RECORDS
+    if compression is None:  # the framing is deterministic: the files are byte for byte the same
+        assert open(ours, "rb").read() == open(theirs, "rb").read()
+    if compression == "GZIP":
+        assert open(ours, "rb").read(2) == b"\x1f\x8b"
+
+
+@pytest.mark.tf_oracle
+def test_corrupt_and_missing_files_raise_tensorflows_errors(tmp_path):
+    real = _real()
+    path = str(tmp_path / "r.tfrecord")
+    _write(real, path, None)
+    raw = open(path, "rb").read()
+    cases = {
+        "data crc": raw[:13] + bytes([raw[13] ^ 1]) + raw[14:],
+        "length crc": raw[:2] + bytes([raw[2] ^ 1]) + raw[3:],
+        "second record's length crc": raw[:16] + bytes([raw[16] ^ 1]) + raw[17:],
+        "truncated data": raw[:-2],
+        "partial header": raw[:5],
+        "empty": b"",
+    }
+    for name, content in cases.items():
+        bad = str(tmp_path / f"{name}.tfrecord")
+        with open(bad, "wb") as f:
+            f.write(content)
+        outcomes = []
+        for lib in (real, tf):
+            try:
+                outcomes.append(("records", len(list(lib.python_io.tf_record_iterator(bad)))))
+            except lib.errors.OpError as e:
+                message = e.message if name != "truncated data" else "truncated record"  # TF adds a C++ detail
+                outcomes.append((type(e).__name__, message.split(" in ")[0].split("' failed")[0]))
+        assert outcomes[1] == outcomes[0], name
+    for lib in (real, tf):  # a missing file fails when the iterator is made, not at its first record
+        with pytest.raises(lib.errors.NotFoundError):
+            lib.python_io.tf_record_iterator(str(tmp_path / "missing"))
+        with pytest.raises(lib.errors.NotFoundError):
+            lib.python_io.TFRecordWriter(str(tmp_path / "no" / "dir.tfrecord"))
+        with pytest.raises(lib.errors.DataLossError):  # a GZIP file read without saying so
+            _write(lib, str(tmp_path / "g.tfrecord"), "GZIP")
+            list(lib.python_io.tf_record_iterator(str(tmp_path / "g.tfrecord")))
+
+
+@pytest.mark.tf_oracle
+def test_options_behave_as_tensorflows():
+    real = _real()
+    for lib in (real, tf):
+        opts = lib.python_io.TFRecordOptions
+        kinds = lib.python_io.TFRecordCompressionType
+        assert (kinds.NONE, kinds.ZLIB, kinds.GZIP) == (0, 1, 2)
+        assert opts(kinds.GZIP).compression_type == 2 and opts("ZLIB").compression_type == "ZLIB"
+        assert [opts.get_compression_type_string(o) for o in (None, "", "GZIP", 1, opts("ZLIB"), opts())] == [
+            "",
+            "",
+            "GZIP",
+            "ZLIB",
+            "ZLIB",
+            "",
+        ]
+        assert opts("GZIP", compression_level=9).compression_level == 9
+        with pytest.raises(ValueError, match='Not a valid compression_type: "LZ4"'):
+            opts("LZ4")
+        assert lib.io.TFRecordWriter is lib.python_io.TFRecordWriter
+        assert lib.io.tf_record_iterator is lib.python_io.tf_record_iterator
+
+
+def test_writer_lifecycle_and_types():
+    path = f"memory://tf-record-{uuid.uuid4().hex}/r"
+    writer = tf.python_io.TFRecordWriter(path)
+    writer.write("text is utf-8")
+    with pytest.raises(TypeError):
+        writer.write(3)
+    writer.close()
+    writer.close()
+    with pytest.raises(tf.errors.FailedPreconditionError, match="Writer is closed."):
+        writer.write(b"x")
+    assert list(tf.python_io.tf_record_iterator(path)) == [b"text is utf-8"]
+
+
+@pytest.mark.parametrize("compression", _COMPRESSIONS, ids=str)
+def test_flush_makes_records_readable_while_writing(compression):
+    path = f"memory://tf-record-{uuid.uuid4().hex}/r"
+    writer = tf.io.TFRecordWriter(path, compression)
+    writer.write(b"one")
+    writer.write(b"two")
+    writer.flush()
+    assert list(tf.io.tf_record_iterator(path, compression)) == [b"one", b"two"]
+    writer.write(b"three")
+    writer.close()
+    assert list(tf.io.tf_record_iterator(path, compression)) == [b"one", b"two", b"three"]
+
+
+def test_zlib_settings_and_concatenated_gzip_files(tmp_path):
+    options = tf.python_io.TFRecordOptions("ZLIB", compression_level=1, mem_level=9, window_bits=9, input_buffer_size=7)
+    path = str(tmp_path / "z")
+    with tf.python_io.TFRecordWriter(path, options) as writer:
+        for record in _RECORDS:
+            writer.write(record)
+    assert list(tf.python_io.tf_record_iterator(path, options)) == _RECORDS
+    a, b = str(tmp_path / "a.gz"), str(tmp_path / "b.gz")
+    for p, records in ((a, [b"1", b"2"]), (b, [b"3"])):
+        with tf.python_io.TFRecordWriter(p, "GZIP") as writer:
+            for r in records:
+                writer.write(r)
+    with open(a, "ab") as f:  # `cat a.gz b.gz` is one GZIP stream of two members
+        f.write(open(b, "rb").read())
+    assert list(tf.python_io.tf_record_iterator(a, "GZIP")) == [b"1", b"2", b"3"]

@@ -3,6 +3,17 @@
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.server import Server
 from dtf_notebook.distributed.server_def import ServerDef
+from dtf_notebook.protos.example_pb import (
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
 from dtf_notebook.summary.summary_iterator import summary_iterator
 from dtf_notebook.train.basic_session_run_hooks import *  # noqa: F403
 from dtf_notebook.train.checkpoint_init import init_from_checkpoint

@@ -9,6 +9,12 @@ just before the consumer. Running a step is then a loop over small closures.
 Each value is dropped right after its last consumer ran (or at once, when
 nothing reads it), so a step's peak memory does not grow with its length.
 
+Plans with control flow or kernels that may block run as a dataflow (see
+:mod:`.dataflow`). So do plans whose independent branches are heavy enough
+to gain from ``inter_op_parallelism_threads`` > 1: a decaying estimate of the
+time per step (``_PARALLEL_MIN_SECS``) keeps small plans on the serial loop,
+where handing steps to threads would cost more than it saves.
+
 Slot 0 holds the per-step context (deadline, step id, rendezvous), for
 kernels registered with ``needs_step``.
 
@@ -38,6 +44,7 @@ from dtf_notebook.runtime.dataflow import (
     ENTER,
     KIND_OF_TYPE,
     NORMAL,
+    TRANSFER_TYPES,
     FlowGraph,
     FlowRun,
     build_flow_graph,
@@ -92,6 +99,7 @@ class StepContext:
     deadline: float | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     _abort: errors.OpError | None = field(default=None, repr=False)
+    _listeners: list[Callable[[errors.OpError], None]] = field(default_factory=list, repr=False)
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None when there is none)."""
@@ -125,6 +133,22 @@ class StepContext:
         rendezvous = self.extras.get("rendezvous")
         if rendezvous is not None:
             rendezvous.abort(error)  # wakes a ``_Recv`` waiting on it
+        for listener in list(self._listeners):
+            listener(self._abort)
+
+    def on_abort(self, listener: Callable[[errors.OpError], None]) -> Callable[[], None]:
+        """Calls ``listener(error)`` when the step is aborted (on the aborting thread, which may hold locks of its
+        own: the listener must only record it); returns a function that removes it.
+
+        Example:
+            >>> step, seen = StepContext(), []
+            >>> remove = step.on_abort(seen.append)
+            >>> step.abort(errors.CancelledError(None, None, "session closed"))
+            >>> remove(); [e.message for e in seen]
+            ['session closed']
+        """
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
 
     def before_wait(self) -> None:
         """Called by a kernel about to block: sends the step has held back go out first (see ``extras["flush"]``),
@@ -209,6 +233,10 @@ class KernelContext:
 
 
 _CPU = torch.device("cpu")
+#: Below this mean time per step (seconds, a decaying estimate over runs) a plan's steps run on one thread:
+#: handing a step to another thread costs tens of microseconds, and torch releases the GIL for long only inside
+#: big kernels. Above it, independent steps run at once on up to ``inter_op_parallelism_threads`` threads.
+_PARALLEL_MIN_SECS = 1e-4
 
 
 def _deref(resource: Any) -> Any:
@@ -406,6 +434,8 @@ class Plan:
         placement_errors: Node name → message, for nodes that could not be placed.
         inter_op_threads: How many independent steps may run at once in the dataflow executor
             (``ConfigProto.inter_op_parallelism_threads``; 0 = the CPU count).
+        intra_op_threads: torch's thread count inside one kernel, on the executor's helper threads
+            (``ConfigProto.intra_op_parallelism_threads``; 0 = the calling thread's).
 
     Example:
         >>> import dtf_notebook as tf
@@ -426,6 +456,7 @@ class Plan:
         state: ExecutionState,
         placement_errors: dict[str, str] | None = None,
         inter_op_threads: int = 0,
+        intra_op_threads: int = 0,
     ) -> None:
         fed = set(feeds)
         self._fed = fed
@@ -446,6 +477,7 @@ class Plan:
         self._step_after: list[list[int]] = []  # control predecessors of each step
         self._blocking: list[bool] = []
         self._enter_attrs: dict[int, tuple[str, bool, int]] = {}
+        self._transfers: list[int] = []  # steps of _Send/_Recv kernels: they run even when dead
         self._op_step: dict[Operation, int] = {}  # op -> its kernel's step
         self.devices: dict[str, str] = {}
         placement_errors = placement_errors or {}
@@ -465,10 +497,18 @@ class Plan:
             self.fetch_slots.append(slot)
         self.num_slots = self._next_slot
         self.threads = inter_op_threads if inter_op_threads > 0 else default_inter_op_threads()
-        # Control flow and kernels that may block need the dataflow executor; anything else runs as a loop.
+        self.intra_threads = intra_op_threads
+        # Slot 0 (the step context) and the fetched values stay; every other value goes after its last reader.
+        keep = {0, *(slot for slot in self.fetch_slots if slot is not None)}
+        self._step_secs = 0.0  # a decaying estimate of the time per step, to keep small plans on one thread
+        self._warm = False  # the first run pays one-time costs (lazy imports, first kernel calls): not estimated
+        # Control flow and kernels that may block need the dataflow executor; anything else runs as a loop, or as
+        # a dataflow on several threads once its steps prove heavy enough.
         self._flow: FlowGraph | None = None
-        if any(self._step_kinds) or any(self._blocking):
-            self._flow = build_flow_graph(
+        self._parallel: FlowGraph | None = None
+        flow = None
+        if any(self._step_kinds) or any(self._blocking) or self.threads > 1:
+            flow = build_flow_graph(
                 list(self.steps),
                 self._step_kinds,
                 self._step_ins,
@@ -476,14 +516,27 @@ class Plan:
                 self._step_after,
                 self._blocking,
                 self._enter_attrs,
+                keep=keep,
+                types=self._kernel_types(),
+                transfers=self._transfers,
             )
+        if any(self._step_kinds) or any(self._blocking):
+            self._flow = flow
         else:
-            # Slot 0 (the step context) and the fetched values stay; every other value goes after its last reader.
-            keep = {0, *(slot for slot in self.fetch_slots if slot is not None)}
+            if flow is not None and flow.branched:
+                self._parallel = flow
             for i, slots in enumerate(release_points(self._step_ins, self._step_outs, keep)):
                 if slots:
                     self.steps[i] = _with_release(self.steps[i], slots)
         del self._step_ins, self._step_outs, self._step_kinds, self._step_after, self._blocking, self._op_step
+        del self._transfers
+
+    def _kernel_types(self) -> list[str]:
+        """Each step's op type; "" for the reads and copies inserted before a consumer (they are not its kernel)."""
+        types = [""] * len(self.steps)
+        for op, i in self._op_step.items():
+            types[i] = op._type
+        return types
 
     def _slot(self, t: Tensor) -> int:
         slot = self._slots.get(t)
@@ -539,6 +592,8 @@ class Plan:
             attrs = op._attrs
             frame = (str(attrs.get("frame_name", "")), bool(attrs.get("is_constant", False)))
             self._enter_attrs[len(self.steps)] = (*frame, int(attrs.get("parallel_iterations", 10)))
+        elif op._type in TRANSFER_TYPES:
+            self._transfers.append(len(self.steps))
         self._add_step(fn, ins, outs, op, after, op_def.may_block, kind)
 
     def _copy_step(self, src: int, target: torch.device, consumer: Operation, after: list[int] | None = None) -> int:
@@ -580,7 +635,24 @@ class Plan:
         for slot, value in zip(self.feed_slots, feed_values):
             vals[slot] = value
         if self._flow is not None:
-            return self._run_flow(vals, step, trace)
+            return self._run_flow(self._flow, vals, step, trace)
+        if self._parallel is not None:
+            if self._step_secs >= _PARALLEL_MIN_SECS:
+                return self._run_flow(self._parallel, vals, step, trace)
+            start = time.perf_counter()
+            results = self._run_serial(vals, step, trace)
+            self._estimate(time.perf_counter() - start, len(self.steps))
+            return results
+        return self._run_serial(vals, step, trace)
+
+    def _estimate(self, secs: float, steps: int) -> None:
+        """Folds one run's time per step into the decaying estimate (half weight each run, from the second)."""
+        if self._warm:
+            self._step_secs = 0.5 * self._step_secs + 0.5 * secs / max(1, steps)
+        self._warm = True
+
+    def _run_serial(self, vals: list[Any], step: StepContext | None, trace: list | None) -> list[Any]:
+        """Runs the steps one after another in the compiled order (no kernel of the plan can block)."""
         steps = self.steps
         i = 0
         try:
@@ -605,11 +677,15 @@ class Plan:
             )
         return [None if s is None else vals[s] for s in self.fetch_slots]
 
-    def _run_flow(self, vals: list[Any], step: StepContext | None, trace: list | None) -> list[Any]:
+    def _run_flow(self, flow: FlowGraph, vals: list[Any], step: StepContext | None, trace: list | None) -> list[Any]:
         """Runs the steps as they become ready, with frames and dead tensors (see :mod:`.dataflow`)."""
         if step is None:
             step = vals[0] = StepContext()  # carries an abort to blocked kernels
-        failure = FlowRun(self._flow, vals, step, trace, self.threads, self.step_ops).run()
+        threads = self.threads if flow.branched and self._step_secs >= _PARALLEL_MIN_SECS else 1
+        run = FlowRun(flow, vals, step, trace, threads, self.step_ops, self.intra_threads)
+        start = time.perf_counter()
+        failure = run.run()
+        self._estimate(time.perf_counter() - start, run.executed)
         if failure is not None:
             i, exc = failure
             op = self.step_ops[i]

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from dtf_notebook import errors
 from dtf_notebook.framework.graph import Graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
@@ -102,6 +103,7 @@ class LocalBackend:
         self._placed_version: dict[int, int] = {}
         self._placement: dict[int, tuple[dict[str, str], dict[str, str]]] = {}
         self._plans: dict[tuple, tuple[int, Plan]] = {}
+        self._running: dict[int, StepContext] = {}  # id -> step, for close() to cancel
         if config.intra_op_parallelism_threads > 0:
             torch.set_num_threads(config.intra_op_parallelism_threads)
 
@@ -137,7 +139,16 @@ class LocalBackend:
             return cached[1]
         with self._lock:
             placed, errs = self._placement_for(graph)
-            plan = Plan(fetches, targets, feeds, {n: self._by_name[d] for n, d in placed.items()}, self.state, errs)
+            plan = Plan(
+                fetches,
+                targets,
+                feeds,
+                {n: self._by_name[d] for n, d in placed.items()},
+                self.state,
+                errs,
+                inter_op_threads=self.config.inter_op_parallelism_threads,
+                intra_op_threads=self.config.intra_op_parallelism_threads,
+            )
             self._plans[key] = (graph.version, plan)
         return plan
 
@@ -164,7 +175,11 @@ class LocalBackend:
             step = StepContext(next(_step_ids), time.monotonic() + timeout_ms / 1000.0 if timeout_ms > 0 else None)
         tracing = options is not None and options.trace_level > 0 and run_metadata is not None
         trace: list | None = [] if tracing else None
-        results = plan.run(feed_values, step, trace)
+        self._running[id(step)] = step
+        try:
+            results = plan.run(feed_values, step, trace)
+        finally:
+            self._running.pop(id(step), None)
         if tracing:
             _record_trace(run_metadata, trace, plan)
         return [None if r is None else values.to_numpy(r) for r in results]
@@ -193,7 +208,10 @@ class LocalBackend:
         self._placed_version.pop(key, None)
 
     def close(self) -> None:
-        """Frees this backend's variables and plans."""
+        """Cancels the steps still running (from other threads: ``CancelledError``, as TF1's close), then frees this
+        backend's variables and plans."""
+        for step in list(self._running.values()):
+            step.abort(errors.CancelledError(None, None, "The step was cancelled: its session was closed or reset"))
         self.state.resources.clear()
         self._plans.clear()
         self._placement.clear()

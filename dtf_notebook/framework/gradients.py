@@ -249,6 +249,8 @@ def gradients(
                     in_grads = _call_grad_fn(op, out_grads, colocate_gradients_with_ops, loop_state)
                     for t, g in zip(op._inputs, in_grads):
                         if g is not None and _differentiable(t):
+                            if isinstance(g, Tensor) and not t.is_ref:
+                                _set_static_shape(g, t, op)
                             grads.setdefault(t, []).append(g)
             _update_pending(op, queue, pending, grads, loop_state)
         if loop_state is not None:
@@ -344,3 +346,15 @@ def _zeros_for(op: Operation, index: int, loop_state: Any) -> Any:
     if loop_state is None:
         return array_ops.zeros_like(op._outputs[index])
     return loop_state.zeros_like(op, index)
+
+
+def _set_static_shape(grad: Tensor, t: Tensor, op: Operation) -> None:
+    """A gradient has its input's static shape (TF: ``in_grad.set_shape(t_in.get_shape())``)."""
+    try:
+        grad.set_shape(t.shape)
+    except ValueError:
+        raise ValueError(
+            f"Incompatible shapes between op input and calculated input gradient. Forward operation: {op.name}. "
+            f"Input index: {op._inputs.index(t)}. Original input shape: {t.shape}. Calculated input gradient shape: "
+            f"{grad.shape}"
+        ) from None

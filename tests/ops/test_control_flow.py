@@ -99,9 +99,9 @@ def test_only_the_branch_taken_runs_its_side_effects_as_in_tf():
             return lib.assign_sub(v, 1.0)
 
         r = lib.cond(p, taken, other)
-        return [r, counter], {"p": p}
+        return r, {"p": p, "counter": counter}
 
-    ours, theirs = _run_both(build, [{"p": True}, {"p": False}, {"p": True}])
+    ours, theirs = _run_both(build, [{"p": True}, {"p": False}, {"p": True}], read_after="counter")
     _assert_close(ours, theirs)
 
 

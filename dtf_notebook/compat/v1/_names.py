@@ -67,6 +67,7 @@ from dtf_notebook.ops.partitioners import *  # noqa: F403
 from dtf_notebook.ops.placeholder_ops import *  # noqa: F403
 from dtf_notebook.ops.random_ops import *  # noqa: F403
 from dtf_notebook.ops.state_ops import *  # noqa: F403
+from dtf_notebook.ops.string_ops import *  # noqa: F403
 from dtf_notebook.ops.tensor_array_ops import *  # noqa: F403
 from dtf_notebook.ops.variable_scope import *  # noqa: F403
 from dtf_notebook.ops.variables import *  # noqa: F403

@@ -29,7 +29,7 @@ _MASK_DELTA = 0xA282EAD8
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
 _HEADER_SIZE = _LENGTH.size + _CRC.size
-_READ_CHUNK = 256 * 1024
+_CHUNK = 256 * 1024  # bytes read from, or gathered before writing to, the file at a time
 
 
 def masked_crc32c(data: bytes) -> int:
@@ -181,6 +181,8 @@ class TFRecordWriter:
                 zlib.Z_DEFAULT_STRATEGY if options.compression_strategy is None else options.compression_strategy,
             )
         self._flush_mode = options.flush_mode
+        self._pending: list[bytes] = []  # framed (compressed) bytes not yet handed to the file
+        self._pending_size = 0
         self._file: GFile | None = GFile(self._path, "wb")
         self._file.tell()  # opens the file now, so a bad path fails here as in TF
 
@@ -196,7 +198,15 @@ class TFRecordWriter:
             if flush_mode not in (None, zlib.Z_NO_FLUSH):
                 data += self._compressor.flush(flush_mode)
         if data:
-            file.write(data)
+            self._pending.append(data)
+            self._pending_size += len(data)
+        if self._pending_size >= _CHUNK or flush_mode not in (None, zlib.Z_NO_FLUSH):
+            self._drain(file)
+
+    def _drain(self, file: GFile) -> None:
+        if self._pending:
+            file.write(b"".join(self._pending))
+            self._pending, self._pending_size = [], 0
 
     def write(self, record: bytes | str) -> None:
         """Appends one record (``str`` is written as UTF-8).
@@ -219,11 +229,12 @@ class TFRecordWriter:
         if self._file is None:
             return
         if self._compressor is not None:
-            tail = self._compressor.flush(zlib.Z_FINISH)
-            if tail:
-                self._file.write(tail)
+            self._pending.append(self._compressor.flush(zlib.Z_FINISH))
         file, self._file = self._file, None
-        file.close()
+        try:
+            self._drain(file)
+        finally:
+            file.close()
 
     def __enter__(self) -> TFRecordWriter:
         return self
@@ -232,30 +243,42 @@ class TFRecordWriter:
         self.close()
 
 
-class _Inflated:
-    """A read-only stream of the decompressed bytes of ``raw`` (successive GZIP members are joined)."""
+class _Chunks:
+    """Reads ``raw`` a chunk at a time, inflating it when compressed (successive GZIP members are joined)."""
 
-    def __init__(self, raw: GFile, wbits: int, chunk: int, path: str) -> None:
-        self._raw, self._wbits, self._chunk, self._path = raw, wbits, chunk, path
-        self._inflater = zlib.decompressobj(wbits)
+    def __init__(self, raw: GFile, chunk: int, path: str, wbits: int | None = None) -> None:
+        self._raw, self._chunk, self._path, self._wbits = raw, chunk, path, wbits
+        self._inflater = None if wbits is None else zlib.decompressobj(wbits)
         self._buffer = b""
         self._pos = 0  # read position in _buffer: records are sliced off without copying the rest
 
-    def read(self, n: int) -> bytes:
-        while len(self._buffer) - self._pos < n:
+    def _more(self) -> bytes:
+        """The next bytes of the (inflated) stream; empty at its end."""
+        if self._inflater is None:
+            return self._raw.read(self._chunk)
+        while True:
             if self._inflater.eof:  # one compressed stream ended: another may follow
                 compressed = self._inflater.unused_data or self._raw.read(self._chunk)
                 if not compressed:
-                    break
+                    return b""
                 self._inflater = zlib.decompressobj(self._wbits)
             else:
                 compressed = self._raw.read(self._chunk)
                 if not compressed:
-                    break
+                    return b""
             try:
-                self._buffer = self._buffer[self._pos :] + self._inflater.decompress(compressed)
+                data = self._inflater.decompress(compressed)
             except zlib.error as e:
                 raise errors.DataLossError(None, None, f"{self._path}: corrupted compressed data ({e})") from e
+            if data:
+                return data
+
+    def read(self, n: int) -> bytes:
+        while len(self._buffer) - self._pos < n:
+            more = self._more()
+            if not more:
+                break
+            self._buffer = self._buffer[self._pos :] + more
             self._pos = 0
         data = self._buffer[self._pos : self._pos + n]
         self._pos += len(data)
@@ -273,8 +296,8 @@ class _RecordIterator:
         raw = GFile(path, "rb")
         raw.tell()  # opens the file now: a missing file fails when the iterator is made, as in TF
         compression = TFRecordOptions.get_compression_type_string(options)
-        chunk = options.input_buffer_size or _READ_CHUNK
-        self._stream: Any = _Inflated(raw, options._wbits(compression), chunk, path) if compression else raw
+        chunk = options.input_buffer_size or _CHUNK
+        self._stream: _Chunks | None = _Chunks(raw, chunk, path, options._wbits(compression) if compression else None)
         self._offset = 0
 
     def __iter__(self) -> _RecordIterator:

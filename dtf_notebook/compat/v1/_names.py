@@ -44,6 +44,7 @@ from dtf_notebook.framework.random_seed import *  # noqa: F403
 from dtf_notebook.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
+from dtf_notebook.ops.array.array_extras import *  # noqa: F403
 from dtf_notebook.ops.array.scatter_nd import *  # noqa: F403
 from dtf_notebook.ops.array_ops import *  # noqa: F403
 from dtf_notebook.ops.assert_op import *  # noqa: F403
@@ -56,9 +57,11 @@ from dtf_notebook.ops.functional_ops import *  # noqa: F403
 from dtf_notebook.ops.identity_ops import *  # noqa: F403
 from dtf_notebook.ops.init_ops import *  # noqa: F403
 from dtf_notebook.ops.logging_ops import *  # noqa: F403
+from dtf_notebook.ops.math.reductions import *  # noqa: F403
 from dtf_notebook.ops.math.safe_div import *  # noqa: F403
 from dtf_notebook.ops.math.scan import *  # noqa: F403
 from dtf_notebook.ops.math.segment import *  # noqa: F403
+from dtf_notebook.ops.math.select_v2 import *  # noqa: F403
 from dtf_notebook.ops.math.sorting import *  # noqa: F403
 from dtf_notebook.ops.math.special import *  # noqa: F403
 from dtf_notebook.ops.math.trig import *  # noqa: F403

@@ -8,6 +8,16 @@ Example:
 """
 
 from dtf_notebook.ops.array_ops import invert_permutation
+from dtf_notebook.ops.math.reductions import *  # noqa: F403
+from dtf_notebook.ops.math.reductions import (
+    l2_normalize,
+    polyval,
+    reciprocal_no_nan,
+    reduce_euclidean_norm,
+    reduce_std,
+    reduce_variance,
+    zero_fraction,
+)
 from dtf_notebook.ops.math.safe_div import *  # noqa: F403
 from dtf_notebook.ops.math.safe_div import divide_no_nan, multiply_no_nan, nextafter, xdivy, xlog1py, xlogy
 from dtf_notebook.ops.math.scan import *  # noqa: F403

@@ -40,6 +40,7 @@ class GraphKeys:
 
     GLOBAL_VARIABLES = "variables"
     LOCAL_VARIABLES = "local_variables"
+    METRIC_VARIABLES = "metric_variables"
     MODEL_VARIABLES = "model_variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     SUMMARIES = "summaries"

@@ -19,6 +19,7 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     flags,
     gfile,
     initializers,
+    keras,
     io,
     layers,
     losses,

@@ -292,8 +292,18 @@ class _VariableStore:
 
         if regularizer:
             graph = v.graph
-            with graph.colocate_with(v.op), graph.name_scope(name + "/Regularizer/"), graph.control_dependencies(None):
-                loss = regularizer(v)
+            # TF's init_scope: the loss lives outside any while loop or cond the variable was made in.
+            flow_context = graph._get_control_flow_context()
+            graph._set_control_flow_context(None)
+            try:
+                with (
+                    graph.colocate_with(v.op),
+                    graph.name_scope(name + "/Regularizer/"),
+                    graph.control_dependencies(None),
+                ):
+                    loss = regularizer(v)
+            finally:
+                graph._set_control_flow_context(flow_context)
             if loss is not None:
                 graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
         return v

@@ -118,7 +118,27 @@ class Variable:
         self._trainable = trainable
         self._save_slice_info: Any = None
         self._partition_info: Any = None
-        # Like TF's init_scope: a variable never depends on the control context it is created in.
+        # Like TF's init_scope: a variable never depends on the control context it is created in, nor lives in
+        # the while loop or cond it is created in (an RNN cell's first call inside dynamic_rnn's loop).
+        outer_flow_context = graph._get_control_flow_context()
+        graph._set_control_flow_context(None)
+        try:
+            self._init_in_outer_scope(graph, initial_value, name, dtype, shape, validate_shape, caching_device)
+        finally:
+            graph._set_control_flow_context(outer_flow_context)
+        self._graph = graph
+        add_to_collections(collections, self)
+
+    def _init_in_outer_scope(
+        self,
+        graph: Any,
+        initial_value: Any,
+        name: Any,
+        dtype: Any,
+        shape: Any,
+        validate_shape: bool,
+        caching_device: Any,
+    ) -> None:
         with (
             graph.control_dependencies(None),
             name_scope(name, "Variable", [] if callable(initial_value) else [initial_value]) as scope,
@@ -154,8 +174,6 @@ class Variable:
             else:
                 with graph.colocate_with(self._variable.op):
                     self._snapshot = identity_ops.identity(self._variable, name="read")
-        self._graph = graph
-        add_to_collections(collections, self)
 
     def _init_from_def(self, variable_def: dict[str, Any], import_scope: str | None) -> None:
         """Wraps ops already in the default graph (an imported meta graph), as ``to_proto()`` describes them."""

@@ -298,8 +298,9 @@ def test_an_optimizer_groups_ps_updates_on_the_ps_as_tf_does():
             tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(w * b), global_step=gs)
         update = graph.get_operation_by_name("GradientDescent/update")
         step = graph.get_operation_by_name("GradientDescent")
-    assert update.device == step.device == "/job:ps/task:0"
-    assert update in step.control_inputs
+    value = step.inputs[1].op  # the increment's constant runs after the updates (TF: the AssignAdd is dominated)
+    assert update.device == step.device == value.device == "/job:ps/task:0"
+    assert update in value.control_inputs and not step.control_inputs
     with tf.Graph().as_default():
         with tf.device("/job:ps/task:0"):
             a = tf.no_op(name="a")

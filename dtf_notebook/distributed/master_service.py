@@ -767,11 +767,16 @@ def _transfers(parts: dict[str, list[dict[str, Any]]], names: set[str]) -> list[
             if sent not in names:  # a control edge sends a dummy Const that runs after its source
                 src, output = by_name[sent]["input"][0].lstrip("^"), -1
             shape = attr.get("shape")
+            dst: list[str] = []
+            for c in consumers.get(node["name"], []):
+                # An Identity the partitioner put after a control edge's receive stands for its consumers.
+                added = c not in names and by_name[c]["op"] == "Identity"
+                dst += consumers.get(c, []) if added else [c]
             rows.append(
                 {
                     "src": src,
                     "output": output,
-                    "dst": consumers.get(node["name"], []),
+                    "dst": dst,
                     "tensor_name": attr["tensor_name"],
                     "send_device": attr["send_device"],
                     "recv_device": attr["recv_device"],

@@ -38,6 +38,7 @@ from dtf_notebook.distributed.server_def import ServerDef, is_server_def_dict, m
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
 from dtf_notebook.distributed.worker_service import WorkerService
 from dtf_notebook.runtime.config import ConfigProto
+from dtf_notebook.runtime.dataflow import DEAD
 from dtf_notebook.runtime.file_access import FileAccess
 
 _log = logging.getLogger(__name__)
@@ -363,12 +364,20 @@ class Server:
         if peer is not None:
             # Same process: hand over private copies (a sender's buffer may be a variable updated in place).
             for key, value in zip(keys, tensors):
-                peer.worker.deliver(step_id, key, value.clone() if isinstance(value, torch.Tensor) else value.copy())
+                if value is not DEAD:
+                    value = value.clone() if isinstance(value, torch.Tensor) else value.copy()
+                peer.worker.deliver(step_id, key, value)
             return
         # Straight from the executing thread's own socket, with no reply: the send is done once queued (as a
         # TF Send is once its tensor is in the rendezvous), and the receiver aborts the step itself when the
         # tensors cannot be delivered. A receiver that cannot be reached fails the send after ``dead_after``.
-        self._client.send_oneway(address, "SendTensor", {"step_id": step_id, "keys": keys}, tensors)
+        header: dict[str, Any] = {"step_id": step_id, "keys": keys}
+        if any(value is DEAD for value in tensors):
+            # A dead value (a branch not taken) travels as its key alone, as TF's is_dead flag.
+            header["keys"] = [k for k, value in zip(keys, tensors) if value is not DEAD]
+            header["dead_keys"] = [k for k, value in zip(keys, tensors) if value is DEAD]
+            tensors = [value for value in tensors if value is not DEAD]
+        self._client.send_oneway(address, "SendTensor", header, tensors)
 
     def _check_master(self, address: str) -> None:
         if address == self.address or local_server(address) is not None:

@@ -14,8 +14,9 @@ Requests (method → header fields → reply):
   (session): the master closed it, so its private state goes with its last graph.
 * ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors;
   with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task.
-* ``SendTensor`` (step_id, keys) + one tensor per key, sent one-way (no reply: a sender's partition is done once its
-  tensors are queued, and a tensor that cannot be delivered aborts its step here); ``AbortStep`` (step_id, error).
+* ``SendTensor`` (step_id, keys, dead_keys) + one tensor per key, sent one-way (no reply: a sender's partition is done
+  once its tensors are queued, and a tensor that cannot be delivered aborts its step here); ``dead_keys`` (optional)
+  name dead values, which carry no tensor (TF's ``is_dead``); ``AbortStep`` (step_id, error).
 * ``CleanupContainers`` (containers, or None for the default one, which is named after the job) → cleared names.
 * ``TakeHeld`` (token) → a large fetched value kept for the client when RunGraph had ``direct_fetch``.
 * ``ListVariables`` (containers) → name, container, shape, dtype, device and min/max/mean/norm of each variable.
@@ -45,9 +46,10 @@ from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.outbox import Outbox
 from dtf_notebook.framework.graph_import import import_graph_def
-from dtf_notebook.placement.partition import rendezvous_key
+from dtf_notebook.placement.partition import rendezvous_prefix
 from dtf_notebook.runtime import values
 from dtf_notebook.runtime.config import ConfigProto, RunMetadata, RunOptions
+from dtf_notebook.runtime.dataflow import DEAD
 from dtf_notebook.runtime.executor import ExecutionState, StepContext
 from dtf_notebook.runtime.file_access import FileAccess
 from dtf_notebook.runtime.local_backend import LocalBackend
@@ -243,7 +245,10 @@ class WorkerService:
             if tracing:
                 sent_bytes.append((key, values.nbytes(value)))
             outbox.add(task_of(recv_device), key, value)
+            if rendezvous.waiting:
+                outbox.flush()  # a receive here is blocked, and what it waits for may need this tensor first
 
+        rendezvous.on_wait = outbox.flush
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         step = StepContext(step_id, deadline, {"rendezvous": rendezvous, "send": send, "flush": outbox.flush})
         started = time.perf_counter()
@@ -302,10 +307,15 @@ class WorkerService:
             raise errors.InvalidArgumentError(
                 None, None, f"SendTensor carries one tensor per key: {len(keys)} keys, {len(tensors)} tensors"
             )
+        dead = header.get("dead_keys", [])
+        if not isinstance(dead, list) or not all(isinstance(k, str) for k in dead):
+            raise errors.InvalidArgumentError(None, None, f"SendTensor dead_keys must list keys, got {dead!r:.80}")
         for key, value in zip(keys, tensors):
             if isinstance(value, np.ndarray) and value.dtype != object:
                 value = values.from_numpy(value, _CPU)
             self.deliver(step_id, key, value)
+        for key in dead:
+            self.deliver(step_id, key, DEAD)
         return {}, []
 
     def deliver(self, step_id: int, key: str, value: Any) -> None:
@@ -466,11 +476,12 @@ def _trace_reply(graph: Any, metadata: RunMetadata, sent: list[tuple[str, int]])
         for stats in metadata.step_stats.dev_stats.values()
         for s in stats
     ]
-    send_names = {rendezvous_key(op.attrs): op.name for op in graph.get_operations() if op.type == "_Send"}
+    send_names = {rendezvous_prefix(op.attrs): op.name for op in graph.get_operations() if op.type == "_Send"}
     rows = []
     for key, nbytes in sent:
-        send_device, _, recv_device, tensor_name, _ = key.split(";")
-        rows.append([send_names.get(key, ""), send_device, recv_device, tensor_name, nbytes])
+        prefix = key.rpartition(";")[0]  # a send inside a loop sends once per iteration, each with its own key
+        send_device, _, recv_device, tensor_name = prefix.split(";")
+        rows.append([send_names.get(prefix, ""), send_device, recv_device, tensor_name, nbytes])
     return {"nodes": nodes, "sent": rows}
 
 

@@ -8,7 +8,9 @@ dependencies, container, colocation) is applied to the imported ops.
 
 Everything that can be checked without building ops is checked before the first op is created:
 the structure of every node dict, duplicate names, registered op types, inputs that name no node,
-and cycles. Errors are ``InvalidArgumentError`` naming the node.
+and cycles. Errors are ``InvalidArgumentError`` naming the node. A while loop's back edge (a
+``NextIteration`` into a ``Merge``) is no cycle: the ``Merge`` is created first, with a stand-in
+for that input, which is set once the ``NextIteration`` exists.
 
 Example:
     >>> import numpy as np
@@ -37,6 +39,8 @@ from dtf_notebook.framework.operation import Operation
 _NODE_KEYS = frozenset(("name", "op", "input", "device", "attr"))
 _GRAPH_DEF_KEYS = frozenset(("node", "versions"))
 _OUTPUT_INDEX = re.compile(r"[0-9]+", re.ASCII)
+_MERGES = frozenset(("Merge", "RefMerge"))
+_NEXT_ITERATIONS = frozenset(("NextIteration", "RefNextIteration"))
 
 
 def import_graph_def(graph_def: dict[str, Any], graph: Graph | None = None, name_prefix: str = "") -> Graph:
@@ -77,9 +81,18 @@ def import_graph_def(graph_def: dict[str, Any], graph: Graph | None = None, name
     prefix = name_prefix.rstrip("/") + "/" if name_prefix else ""
     nodes = _parse_nodes(graph_def, prefix)
     order = _topological_order(nodes, graph)
+    # A while loop's Merge comes before its NextIteration: it is created with a stand-in for that input.
+    back_edges: list[tuple[Operation, int, str, int]] = []
+    to_create = {node.name for node in nodes}
     with graph.control_dependencies(None), graph.container(""), graph.name_scope(None):
         for index in order:
-            _create(nodes[index], graph)
+            _create(nodes[index], graph, to_create, back_edges)
+            to_create.discard(nodes[index].name)
+    for merge, position, op_name, index in back_edges:
+        outputs = graph.get_operation_by_name(op_name).outputs
+        if index >= len(outputs):
+            raise _fail(None, f"Node '{merge.name}': input '{op_name}:{index}' names no output of '{op_name}'")
+        merge._update_input(position, outputs[index])
     return graph
 
 
@@ -181,6 +194,8 @@ def _topological_order(nodes: list[_Node], graph: Graph) -> list[int]:
         if node.name in existing:
             raise _fail(node.raw, f"Duplicate node name in graph: '{node.name}'")
         deps = {op_name for op_name, _ in node.inputs} | set(node.control)
+        if node.op in _MERGES:  # a while loop's back edge: the Merge is created first, its input set after
+            deps -= {d for d in deps if d in index_of and nodes[index_of[d]].op in _NEXT_ITERATIONS}
         for dep in deps:
             if dep in index_of:
                 consumers[index_of[dep]].append(i)
@@ -203,9 +218,16 @@ def _topological_order(nodes: list[_Node], graph: Graph) -> list[int]:
     return order
 
 
-def _create(node: _Node, graph: Graph) -> Operation:
+def _create(
+    node: _Node, graph: Graph, to_create: set[str], back_edges: list[tuple[Operation, int, str, int]]
+) -> Operation:
     inputs = []
+    later = []  # (position, producer, output) of back edges, from NextIteration ops not created yet
     for op_name, index in node.inputs:
+        if op_name in to_create:  # only a Merge's NextIteration input is ordered after it
+            later.append((len(inputs), op_name, index))
+            inputs.append(None)
+            continue
         producer = graph.get_operation_by_name(op_name)
         if index >= len(producer.outputs):
             raise _fail(
@@ -215,6 +237,10 @@ def _create(node: _Node, graph: Graph) -> Operation:
             )
         inputs.append(producer.outputs[index])
     control = [graph.get_operation_by_name(c) for c in node.control]
+    stand_in = next((t for t in inputs if t is not None), None)
+    if later and stand_in is None:
+        raise _fail(node.raw, f"Node '{node.name}' ({node.op}): every input is a back edge of a loop")
+    inputs = [stand_in if t is None else t for t in inputs]
     try:
         # the "name/" form makes create_op use the name exactly instead of uniquifying it
         op = graph.create_op(node.op, inputs, node.attrs, node.name + "/", control, compute_device=False)
@@ -223,4 +249,5 @@ def _create(node: _Node, graph: Graph) -> Operation:
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
         raise _fail(node.raw, f"Node '{node.name}' (op {node.op}): {e}") from e
     graph.unique_name(node.name)  # marks the name as used, so ops created later never reuse it
+    back_edges.extend((op, position, op_name, index) for position, op_name, index in later)
     return op

@@ -6,6 +6,12 @@ in the receiving task's rendezvous for the key both derive from their attrs.
 The step context (``needs_step``) carries the sender and the rendezvous, so
 these kernels know nothing about transport.
 
+Inside a loop both run once per iteration, and their key names the frame and
+iteration they run in (the executor hands kernels of a loop iteration a step
+context that says where they run). Both run even when dead, as TF's transfer
+nodes: a ``_Send`` of a dead value (a branch not taken) sends it as dead, and
+its ``_Recv`` then produces a dead value.
+
 Example:
     >>> from dtf_notebook.framework import op_registry
     >>> op_registry.get("_Recv").needs_step
@@ -21,28 +27,39 @@ import torch
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.tensor_shape import TensorShape
-from dtf_notebook.placement.partition import rendezvous_key
+from dtf_notebook.placement.partition import frame_iter, rendezvous_prefix
 
 
 def _missing(what: str, op: Any) -> errors.OpError:
     return errors.InternalError(None, op, f"{op.type} {op.name!r} ran outside a distributed step (no {what})")
 
 
+def _key(prefix: str, step: Any) -> str:
+    """The rendezvous key of a pair with key ``prefix`` in the frame iteration ``step`` belongs to."""
+    path = getattr(step, "frame_path", "")  # only a loop iteration's step context has one
+    return f"{prefix};{frame_iter(path, step.iteration) if path else '0:0'}"
+
+
 def _send_kernel(op: Any, ctx: Any):
-    key = rendezvous_key(op.attrs)
+    prefix = rendezvous_prefix(op.attrs)
     recv_device = op.get_attr("recv_device")
+    # A variable's value (an assign's output) is its buffer, which later updates change in place: the value is
+    # taken when the send runs, not when the tensor leaves (a loop's next iteration may update it first).
+    snapshot = bool(op.inputs) and op.inputs[0].is_ref
 
     def run(step: Any, value: Any) -> None:
         sender = step.extras.get("send") if step is not None else None
         if sender is None:
             raise _missing("sender", op)
-        sender(key, recv_device, value)
+        if snapshot and isinstance(value, torch.Tensor):
+            value = value.clone()
+        sender(_key(prefix, step), recv_device, value)  # a dead value goes as dead
 
     return run
 
 
 def _recv_kernel(op: Any, ctx: Any):
-    key = rendezvous_key(op.attrs)
+    prefix = rendezvous_prefix(op.attrs)
     device = ctx.device
 
     def run(step: Any) -> Any:
@@ -50,7 +67,7 @@ def _recv_kernel(op: Any, ctx: Any):
         if rendezvous is None:
             raise _missing("rendezvous", op)
         step.before_wait()  # this task's held-back sends may be what the peer needs to produce ours
-        value = rendezvous.recv(key, step.deadline)
+        value = rendezvous.recv(_key(prefix, step), step.deadline)
         if isinstance(value, torch.Tensor) and value.device != device:
             value = value.to(device)
         return value

@@ -12,6 +12,14 @@ blocking at each ``_Recv``, cannot deadlock with another. Added nodes are named 
 ``{src}/_recv_...``, ``{src}/_ctrl_...``: valid names that ``Graph.create_op`` accepts, made unique
 against the graph's. A pair shares attrs, which :func:`rendezvous_key` turns into their key.
 
+Control flow, as TF's ``graph_partition.cc``: a ``_Send`` of a dead value (a branch not taken) makes its
+``_Recv`` produce a dead value, and a control edge's ``_Recv`` is followed by an ``Identity`` so that its
+deadness reaches the consumer. A loop whose frame has ops on several tasks gets a *control loop* on each of
+them (see :mod:`.control_loops`): driven by the loop's ``LoopCond``, sent to them every iteration, it runs the
+task's share of the loop once per iteration, and each ``_Send``/``_Recv`` in the frame waits on it. A
+``NextIteration`` is moved to its ``Merge``'s device (a loop's back edge never crosses tasks). Rendezvous keys
+carry the frame and iteration a pair runs in.
+
 Example:
     >>> ps, wk = "/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"
     >>> nodes = [{"name": "a", "op": "Const", "input": []}, {"name": "b", "op": "Neg", "input": ["a"]}]
@@ -25,6 +33,8 @@ Example:
 from __future__ import annotations
 
 import functools
+import hashlib
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +42,7 @@ import numpy as np
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.device_spec import DeviceSpec
+from dtf_notebook.placement.control_loops import CONTROL_FLOW_TYPES, ControlFlow, is_back_edge, plan_control_flow
 
 NodeDict = dict[str, Any]
 #: Per node, its outputs' types: a dtype (name or DType) or a ``(dtype, shape)`` pair each.
@@ -67,19 +78,46 @@ def task_of(device_name: str) -> str:
     return _task_of(device_name)
 
 
-def rendezvous_key(attrs: Mapping[str, Any]) -> str:
+def rendezvous_prefix(attrs: Mapping[str, Any]) -> str:
+    """A pair's rendezvous key without its frame and iteration: ``send_device;incarnation;recv_device;tensor_name``.
+
+    Example:
+        >>> rendezvous_prefix({"send_device": "/s", "send_device_incarnation": 1, "recv_device": "/r",
+        ...                    "tensor_name": "a:0"})
+        '/s;0000000000000001;/r;a:0'
+    """
+    incarnation = int(attrs["send_device_incarnation"]) & 0xFFFFFFFFFFFFFFFF  # TF prints the uint64 bits
+    return f"{attrs['send_device']};{incarnation:016x};{attrs['recv_device']};{attrs['tensor_name']}"
+
+
+def rendezvous_key(attrs: Mapping[str, Any], frame_iter: str = "0:0") -> str:
     """The rendezvous key a ``_Send`` and its ``_Recv`` agree on, built from their attrs like TF.
 
     TF's layout is ``send_device;incarnation;recv_device;tensor_name;frame:iter`` with the
-    incarnation as 16 hex digits; there is no control flow here, so frame and iteration are 0.
+    incarnation as 16 hex digits; ``frame_iter`` is ``0:0`` outside loops (see :func:`frame_iter`).
 
     Example:
         >>> rendezvous_key({"send_device": "/job:ps/replica:0/task:0/device:CPU:0", "send_device_incarnation": 0,
         ...                 "recv_device": "/job:worker/replica:0/task:0/device:CPU:0", "tensor_name": "a:0"})
         '/job:ps/replica:0/task:0/device:CPU:0;0000000000000000;/job:worker/replica:0/task:0/device:CPU:0;a:0;0:0'
     """
-    incarnation = int(attrs["send_device_incarnation"]) & 0xFFFFFFFFFFFFFFFF  # TF prints the uint64 bits
-    return f"{attrs['send_device']};{incarnation:016x};{attrs['recv_device']};{attrs['tensor_name']};0:0"
+    return f"{rendezvous_prefix(attrs)};{frame_iter}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _frame_id(frame_path: str) -> str:
+    return hashlib.blake2b(frame_path.encode(), digest_size=8).hexdigest()
+
+
+def frame_iter(frame_path: str, iteration: int) -> str:
+    """The ``frame:iter`` part of a rendezvous key: ``0:0`` in the root frame, else a 64-bit hash of the frame's
+    path (TF's frame id: a hash of the frame's name, its parent's and the parent iteration) and the iteration.
+
+    Example:
+        >>> frame_iter("", 0), frame_iter(";0;while/while_context", 2)
+        ('0:0', '247d70ce3fd442bb:2')
+    """
+    return f"{_frame_id(frame_path)}:{iteration}" if frame_path else "0:0"
 
 
 def _parse_input(ref: str) -> tuple[str, int]:
@@ -106,15 +144,25 @@ def _index_nodes(nodes: Iterable[NodeDict]) -> dict[str, NodeDict]:
     return by_name
 
 
-def _topological(roots: Iterable[str], by_name: Mapping[str, NodeDict], follow: Callable[[str, str], bool]) -> list:
+def _topological(
+    roots: Iterable[str],
+    by_name: Mapping[str, NodeDict],
+    follow: Callable[[str, str], bool],
+    extra: Mapping[str, Sequence[str]] | None = None,
+) -> list:
     """Nodes reachable from ``roots`` through inputs ``follow(node, ref)`` accepts, producers first.
 
     Depth-first like the executor's ``needed_ops``, so a graph already in topological
-    order (``Graph.as_graph_def``) keeps its order.
+    order (``Graph.as_graph_def``) keeps its order. A loop's back edge (``NextIteration`` into
+    ``Merge``) is not followed: its source is visited after the roots. ``extra`` names more
+    nodes each node comes after.
     """
     order: list[NodeDict] = []
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done
-    for root in roots:
+    pending = deque(roots)
+    back_edges: deque[str] = deque()
+    while pending or back_edges:
+        root = pending.popleft() if pending else back_edges.popleft()
         stack: list[tuple[str, bool]] = [(root, False)]
         while stack:
             name, expanded = stack.pop()
@@ -129,12 +177,18 @@ def _topological(roots: Iterable[str], by_name: Mapping[str, NodeDict], follow: 
                 raise ValueError(f"Graph has a cycle through node {name!r}")
             state[name] = 1
             stack.append((name, True))
-            refs = by_name[name].get("input", ())
+            node = by_name[name]
+            refs = node.get("input", ())
             # Data inputs, then control inputs, pushed in reverse: visited in needed_ops' order.
             for ref in reversed([r for r in refs if not r.startswith("^")] + [r for r in refs if r.startswith("^")]):
                 src = _parse_input(ref)[0]
                 if state.get(src) != 2 and follow(name, ref):
-                    stack.append((src, False))
+                    if is_back_edge(node, by_name[src]):
+                        back_edges.append(src)
+                    else:
+                        stack.append((src, False))
+            if extra:
+                stack.extend((e, False) for e in reversed(extra.get(name, ())) if state.get(e) != 2)
     return order
 
 
@@ -159,11 +213,11 @@ def prune(
 ) -> list[NodeDict]:
     """The nodes the fetches and targets need, producers first, stopping at fed tensors.
 
-    Mirrors the executor's ``needed_ops`` over node dicts: a fed tensor's producer is
-    not needed for that input, a fetched tensor that is fed needs nothing, and a
-    node reached only through a control edge is skipped when every output of it is
-    fed. Without ``output_types`` a node's outputs are taken to be those the graph
-    or the feeds mention. The returned dicts are the given ones, not copies.
+    Mirrors the executor's ``needed_ops`` over node dicts (a loop's back edge is followed
+    after the rest): a fed tensor's producer is not needed for that input, a fetched tensor
+    that is fed needs nothing, and a node reached only through a control edge is skipped when
+    every output of it is fed. Without ``output_types`` a node's outputs are taken to be those
+    the graph or the feeds mention. The returned dicts are the given ones, not copies.
 
     Args:
         nodes: Node dicts (``Graph.as_graph_def()["node"]``).
@@ -173,7 +227,7 @@ def prune(
         output_types: Optional per-node output types (as for :func:`partition`), to count outputs.
 
     Raises:
-        ValueError: a name refers to no node, or the needed nodes form a cycle.
+        ValueError: a name refers to no node, or the needed nodes form a cycle (other than a loop's back edge).
 
     Example:
         >>> nodes = [{"name": "a", "op": "Placeholder", "input": []}, {"name": "b", "op": "Neg", "input": ["a"]},
@@ -213,7 +267,7 @@ def prune(
     position = {n["name"]: i for i, n in enumerate(nodes)}
     kept = {n["name"] for n in order}
     if all(
-        position[src] < position[n["name"]]
+        position[src] < position[n["name"]] or is_back_edge(n, by_name[src])
         for n in order
         for src, index in map(_parse_input, n.get("input", ()))
         if (src in kept if index < 0 else f"{src}:{index}" not in fed)
@@ -266,7 +320,8 @@ def partition(
 
     Raises:
         ValueError: a node has no placement, an input names no node, a ref input crosses
-            tasks, a crossing tensor has no output type, or the graph has a cycle.
+            tasks, a crossing tensor has no output type, the graph has a cycle (other than a loop's back
+            edge), or a loop with ops on several tasks has no ``LoopCond``.
 
     Example:
         >>> ps, wk = "/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"
@@ -281,7 +336,14 @@ def partition(
     missing = [name for name in by_name if name not in placement]
     if missing:
         raise ValueError(f"No device placement for node(s): {', '.join(repr(n) for n in missing[:10])}")
+    placement = {name: placement[name] for name in by_name}
+    taken = set(by_name)
     order = _topological(by_name, by_name, lambda node, ref: True)
+    flow = None
+    if any(n["op"] in CONTROL_FLOW_TYPES for n in nodes):
+        flow = plan_control_flow(order, by_name, placement, task_of, lambda name: _fresh(name, taken))
+        by_name.update({n["name"]: n for n in flow.loops.nodes})
+        order = _topological(by_name, by_name, lambda node, ref: True, flow.waits)
     tasks = {name: task_of(placement[name]) for name in by_name}
     registered = set(op_registry.registered_types())
 
@@ -294,11 +356,10 @@ def partition(
             if tasks[src] != tasks[node["name"]]:
                 recv_devices.setdefault((src, index, tasks[node["name"]]), placement[node["name"]])
 
-    taken = set(by_name)
     senders: dict[str, list[NodeDict]] = {}  # src → the nodes sending its values, placed right after it
-    recvs: dict[tuple[str, int, str], NodeDict] = {}
+    recvs: dict[tuple[str, int, str], list[NodeDict]] = {}  # the last of them is what consumers read
     for key, recv_device in recv_devices.items():
-        sending, recvs[key] = _transfer(key, placement[key[0]], recv_device, output_types, step_key_prefix, taken)
+        sending, recvs[key] = _transfer(key, placement[key[0]], recv_device, output_types, step_key_prefix, taken, flow)
         senders.setdefault(key[0], []).extend(sending)
 
     # Pass 2: one global order, projected onto the tasks. A send comes right after its producer and a
@@ -316,11 +377,11 @@ def partition(
             if tasks[src] == task:
                 inputs.append(ref)
                 continue
-            recv = recvs[key]
+            receiving = recvs[key]
             if key not in emitted:
-                part.append(recv)
+                part.extend(receiving)
                 emitted.add(key)
-            inputs.append(f"^{recv['name']}" if index < 0 else f"{recv['name']}:0")
+            inputs.append(f"^{receiving[-1]['name']}" if index < 0 else f"{receiving[-1]['name']}:0")
         part.append({**node, "input": inputs, "device": placement[name], "attr": dict(node.get("attr", {}))})
         part.extend(senders.get(name, ()))
     return parts
@@ -355,8 +416,10 @@ def _transfer(
     output_types: OutputTypes,
     step_key_prefix: str,
     taken: set[str],
-) -> tuple[list[NodeDict], NodeDict]:
-    """The nodes moving ``src:index`` (or, for index -1, the fact that src ran) to ``dst_task``."""
+    flow: ControlFlow | None,
+) -> tuple[list[NodeDict], list[NodeDict]]:
+    """The nodes moving ``src:index`` (or, for index -1, the fact that src ran) to ``dst_task``: those sending,
+    and those receiving (the last one is what consumers read)."""
     src, index, dst_task = key
     tag = _short_task(dst_task)
     sending: list[NodeDict] = []
@@ -379,12 +442,17 @@ def _transfer(
         "send_device_incarnation": 0,
         "client_terminated": False,
     }
+    # Inside a loop, each end runs once per iteration of its task's control loop (see .control_loops).
+    send_after = recv_after = []
+    if flow is not None and flow.control_merge(src, dst_task) is not None:
+        send_after = [f"^{flow.control_merge(src, task_of(send_device))}"]
+        recv_after = [f"^{flow.control_merge(src, dst_task)}"]
     send_name = _fresh(f"{src}/_send_{stem}_to_{tag}", taken)
     sending.append(
         {
             "name": send_name,
             "op": SEND_OP,
-            "input": [f"{sent}:{sent_index}"],
+            "input": [f"{sent}:{sent_index}", *send_after],
             "device": send_device,
             "attr": {**attrs, "T": dtype},
         }
@@ -392,8 +460,19 @@ def _transfer(
     recv = {
         "name": _fresh(f"{src}/_recv_{stem}_on_{tag}", taken),
         "op": RECV_OP,
-        "input": [],
+        "input": recv_after,
         "device": recv_device,
         "attr": {**attrs, "tensor_type": dtype, "shape": shape},
     }
-    return sending, recv
+    if index >= 0 or flow is None:
+        return sending, [recv]
+    # A control edge's consumer waits on an op, not a value: an Identity of the received dummy is dead when its
+    # source was, so the consumer does not run either (TF adds the same Identity).
+    dead_or_alive = {
+        "name": _fresh(f"{src}/_ctrl_on_{tag}", taken),
+        "op": "Identity",
+        "input": [f"{recv['name']}:0"],
+        "device": recv_device,
+        "attr": {"T": dtypes.as_dtype(dtype)},
+    }
+    return sending, [recv, dead_or_alive]

@@ -1,9 +1,11 @@
 """Per-step rendezvous: where a ``_Send`` leaves a tensor and the matching ``_Recv`` picks it up.
 
-Keys name one edge of one step (``send_device;incarnation;recv_device;tensor_name;0:0``).
-A :class:`Rendezvous` holds the tensors of one step on one task; ``recv``
-blocks until the value arrives, the step's deadline passes, or the step is
-aborted (a peer failed), so a broken step never hangs.
+Keys name one edge of one step (``send_device;incarnation;recv_device;tensor_name;frame:iter``; the
+frame and iteration tell apart the values a pair inside a loop moves each iteration). A
+:class:`Rendezvous` holds the tensors of one step on one task; ``recv`` blocks until the value
+arrives, the step's deadline passes, or the step is aborted (a peer failed), so a broken step
+never hangs. While a receive waits, :attr:`Rendezvous.waiting` counts it, so that the task's own
+sends can go out at once rather than wait behind it (what it waits for may need them first).
 
 Example:
     >>> r = Rendezvous()
@@ -41,6 +43,10 @@ class Rendezvous:
         self._error: errors.OpError | None = None
         #: Called while a receive waits; raises to give up (e.g. when the step's master is gone).
         self.watchdog: Any = None
+        #: Called when a receive starts waiting, after it counts in :attr:`waiting` (sends held back go out).
+        self.on_wait: Any = None
+        #: How many receives are waiting now.
+        self.waiting = 0
 
     def put(self, key: str, value: Any) -> None:
         """Delivers ``value`` under ``key`` (a second delivery of the same key is an error)."""
@@ -57,20 +63,31 @@ class Rendezvous:
             DeadlineExceededError: ``deadline`` (a ``time.monotonic()`` value) passed first.
             OpError: the step was aborted; the abort's error is raised.
         """
-        while True:
+        with self._cond:
+            if key in self._values:
+                return self._values.pop(key)
+            self.waiting += 1
+        try:
+            # Counted first, then flushed: a send held back before is flushed here, one made after sees the count.
+            if self.on_wait is not None:
+                self.on_wait()
+            while True:
+                with self._cond:
+                    if key in self._values:
+                        return self._values.pop(key)
+                    if self._error is not None:
+                        raise self._error
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        raise errors.DeadlineExceededError(None, None, f"Timed out waiting for tensor {key!r}")
+                    self._cond.wait(0.5 if remaining is None else min(remaining, 0.5))
+                    if key in self._values:
+                        return self._values.pop(key)
+                if self.watchdog is not None:
+                    self.watchdog()  # outside the lock: it may take a network round trip
+        finally:
             with self._cond:
-                if key in self._values:
-                    return self._values.pop(key)
-                if self._error is not None:
-                    raise self._error
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    raise errors.DeadlineExceededError(None, None, f"Timed out waiting for tensor {key!r}")
-                self._cond.wait(0.5 if remaining is None else min(remaining, 0.5))
-                if key in self._values:
-                    return self._values.pop(key)
-            if self.watchdog is not None:
-                self.watchdog()  # outside the lock: it may take a network round trip
+                self.waiting -= 1
 
     def abort(self, error: errors.OpError) -> None:
         """Fails every current and future ``recv`` with ``error``."""

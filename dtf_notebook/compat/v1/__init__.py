@@ -22,6 +22,7 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     keras,
     io,
     layers,
+    linalg,
     losses,
     metrics,
     logging,

@@ -45,7 +45,11 @@ from dtf_notebook.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
 from dtf_notebook.ops.array.array_extras import *  # noqa: F403
+from dtf_notebook.ops.array.matrix_diag import *  # noqa: F403
+from dtf_notebook.ops.array.reverse_roll import *  # noqa: F403
 from dtf_notebook.ops.array.scatter_nd import *  # noqa: F403
+from dtf_notebook.ops.array.sets import *  # noqa: F403
+from dtf_notebook.ops.array.space_depth import *  # noqa: F403
 from dtf_notebook.ops.array_ops import *  # noqa: F403
 from dtf_notebook.ops.assert_op import *  # noqa: F403
 from dtf_notebook.ops.check_ops import *  # noqa: F403
@@ -56,6 +60,9 @@ from dtf_notebook.ops.data_flow_ops import *  # noqa: F403
 from dtf_notebook.ops.functional_ops import *  # noqa: F403
 from dtf_notebook.ops.identity_ops import *  # noqa: F403
 from dtf_notebook.ops.init_ops import *  # noqa: F403
+from dtf_notebook.ops.linalg.composites import *  # noqa: F403
+from dtf_notebook.ops.linalg.decompositions import *  # noqa: F403
+from dtf_notebook.ops.linalg.solvers import *  # noqa: F403
 from dtf_notebook.ops.logging_ops import *  # noqa: F403
 from dtf_notebook.ops.math.reductions import *  # noqa: F403
 from dtf_notebook.ops.math.safe_div import *  # noqa: F403

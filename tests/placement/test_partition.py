@@ -379,7 +379,9 @@ def test_partitions_of_a_real_graph_are_importable():
         "w/Assign/_ctrl_to_worker_0_1:0",
         "bias/Assign/_ctrl_to_worker_0_1:0",
     }
-    assert by_name(parts)["step"]["input"][-1] == "^" + by_op(parts[PS0], "_Recv")[0]["name"]
+    # The control dependency on the loss reaches the ps through the constant of "bias - 0.1": as in TF1, an op
+    # fed by another op of the control_dependencies block gets no control inputs of its own.
+    assert by_name(parts)["sub/y"]["input"][-1] == "^" + by_op(parts[PS0], "_Recv")[0]["name"]
 
 
 # ---- random graphs --------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ from dtf_notebook.ops.linalg.composites import *  # noqa: F403
 from dtf_notebook.ops.linalg.decompositions import *  # noqa: F403
 from dtf_notebook.ops.linalg.solvers import *  # noqa: F403
 from dtf_notebook.ops.logging_ops import *  # noqa: F403
+from dtf_notebook.ops.math.clip_norm import *  # noqa: F403
+from dtf_notebook.ops.math.einsum import *  # noqa: F403
 from dtf_notebook.ops.math.reductions import *  # noqa: F403
 from dtf_notebook.ops.math.safe_div import *  # noqa: F403
 from dtf_notebook.ops.math.scan import *  # noqa: F403

@@ -40,5 +40,7 @@ from dtf_notebook.ops.linalg.solvers import matrix_determinant as det
 from dtf_notebook.ops.linalg.solvers import matrix_inverse as inv
 from dtf_notebook.ops.linalg.solvers import matrix_solve as solve
 from dtf_notebook.ops.linalg.solvers import matrix_triangular_solve as triangular_solve
+from dtf_notebook.ops.math.clip_norm import global_norm
+from dtf_notebook.ops.math.einsum import einsum, tensordot
 from dtf_notebook.ops.math.reductions import l2_normalize
 from dtf_notebook.ops.math_ops import matmul

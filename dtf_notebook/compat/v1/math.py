@@ -8,6 +8,7 @@ Example:
 """
 
 from dtf_notebook.ops.array_ops import invert_permutation
+from dtf_notebook.ops.math.einsum import *  # noqa: F403
 from dtf_notebook.ops.math.reductions import *  # noqa: F403
 from dtf_notebook.ops.math.reductions import (
     l2_normalize,

@@ -27,3 +27,5 @@ class AggregationMethod:
     DEFAULT = ADD_N
     EXPERIMENTAL_TREE = 1
     EXPERIMENTAL_ACCUMULATE_N = 2
+    #: Every value ``tf.gradients`` accepts.
+    ALL = (ADD_N, EXPERIMENTAL_TREE, EXPERIMENTAL_ACCUMULATE_N)

@@ -34,6 +34,7 @@ from collections import defaultdict, deque
 from typing import Any
 
 from dtf_notebook.framework import op_registry
+from dtf_notebook.framework.aggregation_method import AggregationMethod
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.framework.indexed_slices import IndexedSlices
@@ -163,7 +164,8 @@ def gradients(
         grad_ys: Initial gradients for ``ys`` (default: ones).
         name: Name scope of the gradient ops.
         colocate_gradients_with_ops: Place each gradient op with the op it differentiates.
-        gate_gradients, aggregation_method: Accepted for compatibility.
+        gate_gradients: Accepted for compatibility.
+        aggregation_method: One of :class:`AggregationMethod`'s values (every method sums the same way here).
         stop_gradients: Tensors through which no gradient flows.
         unconnected_gradients: ``"none"`` (None for unconnected xs) or ``"zero"``.
 
@@ -172,7 +174,7 @@ def gradients(
 
     Raises:
         LookupError: an op on the path has no gradient function.
-        ValueError: inside a loop body, the path goes back through a loop variable's initial value.
+        ValueError: an unknown ``aggregation_method``; inside a loop body, the path goes back through a loop variable's initial value.
 
     Example:
         >>> import dtf_notebook as tf
@@ -183,6 +185,8 @@ def gradients(
     """
     from dtf_notebook.ops import array_ops
 
+    if aggregation_method not in (None, *AggregationMethod.ALL):
+        raise ValueError(f"Invalid aggregation_method specified {aggregation_method}.")
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs = [convert_to_tensor(x) for x in _as_list(xs)]
     graph = ys[0].graph if ys else get_default_graph()

@@ -174,7 +174,8 @@ def gradients(
 
     Raises:
         LookupError: an op on the path has no gradient function.
-        ValueError: an unknown ``aggregation_method``; inside a loop body, the path goes back through a loop variable's initial value.
+        ValueError: an unknown ``aggregation_method``; inside a loop body, the path goes back through a loop
+            variable's initial value.
 
     Example:
         >>> import dtf_notebook as tf

@@ -48,6 +48,7 @@ from dtf_notebook.ops.array.array_extras import *  # noqa: F403
 from dtf_notebook.ops.array.matrix_diag import *  # noqa: F403
 from dtf_notebook.ops.array.reverse_roll import *  # noqa: F403
 from dtf_notebook.ops.array.scatter_nd import *  # noqa: F403
+from dtf_notebook.ops.array.scatter_variables import *  # noqa: F403
 from dtf_notebook.ops.array.sets import *  # noqa: F403
 from dtf_notebook.ops.array.space_depth import *  # noqa: F403
 from dtf_notebook.ops.array_ops import *  # noqa: F403

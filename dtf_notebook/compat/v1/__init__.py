@@ -13,6 +13,7 @@ Example:
 from dtf_notebook import errors
 from dtf_notebook.compat.v1 import (  # noqa: E402
     app,
+    bitwise,
     contrib,
     debugging,
     distribute,
@@ -26,6 +27,7 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     losses,
     metrics,
     logging,
+    manip,
     math,
     nn,
     python_io,

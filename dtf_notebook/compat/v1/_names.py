@@ -1,5 +1,6 @@
 """The flat TF1 namespace (``tf.constant``, ``tf.Session``, ``tf.float32``, ...), assembled from the package."""
 
+from dtf_notebook.compat.v1._switches import *  # noqa: F403
 from dtf_notebook.framework.aggregation_method import AggregationMethod
 from dtf_notebook.framework.convert import convert_to_tensor, register_tensor_conversion_function
 from dtf_notebook.framework.device_spec import DeviceSpec
@@ -65,6 +66,7 @@ from dtf_notebook.ops.linalg.composites import *  # noqa: F403
 from dtf_notebook.ops.linalg.decompositions import *  # noqa: F403
 from dtf_notebook.ops.linalg.solvers import *  # noqa: F403
 from dtf_notebook.ops.logging_ops import *  # noqa: F403
+from dtf_notebook.ops.math.bitwise import *  # noqa: F403
 from dtf_notebook.ops.math.clip_norm import *  # noqa: F403
 from dtf_notebook.ops.math.einsum import *  # noqa: F403
 from dtf_notebook.ops.math.reductions import *  # noqa: F403

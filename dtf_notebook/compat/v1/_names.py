@@ -74,6 +74,7 @@ from dtf_notebook.ops.math.safe_div import *  # noqa: F403
 from dtf_notebook.ops.math.scan import *  # noqa: F403
 from dtf_notebook.ops.math.segment import *  # noqa: F403
 from dtf_notebook.ops.math.select_v2 import *  # noqa: F403
+from dtf_notebook.ops.math.sequences import *  # noqa: F403
 from dtf_notebook.ops.math.sorting import *  # noqa: F403
 from dtf_notebook.ops.math.special import *  # noqa: F403
 from dtf_notebook.ops.math.trig import *  # noqa: F403

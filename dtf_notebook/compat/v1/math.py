@@ -24,6 +24,7 @@ from dtf_notebook.ops.math.safe_div import divide_no_nan, multiply_no_nan, nexta
 from dtf_notebook.ops.math.scan import *  # noqa: F403
 from dtf_notebook.ops.math.scan import cumulative_logsumexp
 from dtf_notebook.ops.math.segment import *  # noqa: F403
+from dtf_notebook.ops.math.sequences import *  # noqa: F403
 from dtf_notebook.ops.math.sorting import *  # noqa: F403
 from dtf_notebook.ops.math.sorting import approx_max_k, approx_min_k, in_top_k, top_k
 from dtf_notebook.ops.math.special import *  # noqa: F403

@@ -641,11 +641,14 @@ class name_scope:  # noqa: N801 - TF's public name
 
 
 def _graph_from_values(values: Any) -> Graph:
+    default = get_default_graph()
+    if getattr(default, "building_function", False):
+        return default  # a function being traced (tf.data) captures the enclosing graphs' tensors it uses, as TF's
     for v in values or ():
         g = getattr(v, "graph", None)
         if isinstance(g, Graph):
             return g
-    return get_default_graph()
+    return default
 
 
 def get_name_scope() -> str:

@@ -35,11 +35,14 @@ def graph_of(values: Sequence[Any]) -> Graph:
         >>> graph_of([2.0, c]) is g, graph_of([2.0]) is tf.get_default_graph()
         (True, True)
     """
+    default = get_default_graph()
+    if getattr(default, "building_function", False):
+        return default  # a function being traced (tf.data) captures the enclosing graphs' tensors it uses, as TF's
     for v in values:
         g = getattr(v, "graph", None)
         if isinstance(g, Graph):
             return g
-    return get_default_graph()
+    return default
 
 
 def make_op(

@@ -15,6 +15,7 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     app,
     bitwise,
     contrib,
+    data,
     debugging,
     distribute,
     flags,

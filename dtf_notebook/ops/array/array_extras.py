@@ -74,8 +74,13 @@ def _broadcast_args_kernel(op: Operation, ctx: Any) -> Callable[..., Any]:
     return run
 
 
+# Shape arithmetic on the host, as TF keeps these in host memory.
 op_registry.register_op(
-    "BroadcastArgs", infer=_broadcast_args_infer, kernel=_broadcast_args_kernel, grad=op_registry.NOT_DIFFERENTIABLE
+    "BroadcastArgs",
+    infer=_broadcast_args_infer,
+    kernel=_broadcast_args_kernel,
+    grad=op_registry.NOT_DIFFERENTIABLE,
+    cpu_only=True,
 )
 
 
@@ -282,7 +287,7 @@ def _unravel_kernel(op: Operation, ctx: Any) -> Callable[..., Any]:
 
 
 op_registry.register_op(
-    "UnravelIndex", infer=_unravel_infer, kernel=_unravel_kernel, grad=op_registry.NOT_DIFFERENTIABLE
+    "UnravelIndex", infer=_unravel_infer, kernel=_unravel_kernel, grad=op_registry.NOT_DIFFERENTIABLE, cpu_only=True
 )
 
 

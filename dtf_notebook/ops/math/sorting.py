@@ -421,10 +421,13 @@ def _bincount_kernel(op: Operation, ctx: Any) -> Callable[..., Any]:
         if arr.numel() and int(arr.min()) < 0:
             raise invalid_argument("Input arr must be non-negative!")
         rows = arr.reshape(-1, arr.shape[-1]) if arr.dim() == 2 else arr.reshape(1, -1)
-        w = weights.reshape(rows.shape) if weights.numel() else torch.ones(rows.shape, dtype=out_dtype)
+        if weights.numel():
+            w = weights.reshape(rows.shape)
+        else:
+            w = torch.ones(rows.shape, dtype=out_dtype, device=arr.device)
         keep = rows < n  # values at or past the size are skipped
-        w = torch.where(keep, w.to(out_dtype), torch.zeros((), dtype=out_dtype))
-        index = torch.where(keep, rows, torch.zeros((), dtype=rows.dtype)).long()
+        w = torch.where(keep, w.to(out_dtype), torch.zeros((), dtype=out_dtype, device=arr.device))
+        index = torch.where(keep, rows, torch.zeros((), dtype=rows.dtype, device=arr.device)).long()
         out = torch.zeros((rows.shape[0], n), dtype=out_dtype, device=arr.device)
         if n:
             out.scatter_add_(1, index, w)

@@ -1,5 +1,5 @@
 """Queues and conditional accumulators (TF1's ``data_flow_ops``): ``tf.FIFOQueue``, ``tf.QueueBase``,
-``tf.ConditionalAccumulator``, ``tf.SparseConditionalAccumulator``.
+``tf.RandomShuffleQueue``, ``tf.PriorityQueue``, ``tf.ConditionalAccumulator``, ``tf.SparseConditionalAccumulator``.
 
 Their state lives in the resource containers of the task their op is placed on, so every session on
 the cluster that names one (by ``shared_name``, else by op name) shares it; ops that use one run where
@@ -24,12 +24,15 @@ from dtf_notebook.ops.data_flow.accumulator_ops import (
     ConditionalAccumulatorBase,
     SparseConditionalAccumulator,
 )
+from dtf_notebook.ops.data_flow.queue_kinds import PriorityQueue, RandomShuffleQueue
 from dtf_notebook.ops.data_flow.queue_ops import FIFOQueue, PaddingFIFOQueue, QueueBase
 
 __all__ = [
     "QueueBase",
     "FIFOQueue",
     "PaddingFIFOQueue",
+    "RandomShuffleQueue",
+    "PriorityQueue",
     "ConditionalAccumulatorBase",
     "ConditionalAccumulator",
     "SparseConditionalAccumulator",

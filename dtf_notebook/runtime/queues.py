@@ -200,7 +200,7 @@ def _stack(rows: Sequence[Any], dtype: dtypes.DType, shape: tuple[int, ...]) -> 
     if dtype.is_string:
         out = np.empty((len(rows),) + shape, dtype=object)
         for i, row in enumerate(rows):
-            out[i] = row
+            out[i, ...] = row  # (``out[i] = row`` would store a 0-d row as an array inside the array)
         return out
     if not rows:
         return torch.empty((0,) + shape, dtype=values.torch_dtype(dtype))
@@ -322,7 +322,7 @@ class FIFOQueueResource(SharedResource):
     def _enqueue_ready(self, epoch: int) -> bool:
         if self._cancelled != epoch:
             raise errors.CancelledError(None, None, f"Enqueue into queue '{self.name}' was cancelled by its close")
-        return len(self._items) < self._limit
+        return self.size() < self._limit
 
     def _check_open(self) -> None:
         if self._closed:
@@ -349,7 +349,7 @@ class FIFOQueueResource(SharedResource):
             self._check_open()
             epoch = self._cancelled
             self.wait_until(lambda: self._enqueue_ready(epoch), step, f"room in queue '{self.name}'")
-            self._items.append(element)
+            self._push(element)
             self._cond.notify_all()
 
     def enqueue_many(self, components: Sequence[Any], step: Any) -> None:
@@ -371,7 +371,7 @@ class FIFOQueueResource(SharedResource):
             epoch = self._cancelled
             for element in elements:
                 self.wait_until(lambda: self._enqueue_ready(epoch), step, f"room in queue '{self.name}'")
-                self._items.append(element)
+                self._push(element)
                 self._cond.notify_all()
 
     # ---- dequeue --------------------------------------------------------------------------------
@@ -400,14 +400,14 @@ class FIFOQueueResource(SharedResource):
         with self._cond:
 
             def ready() -> bool:
-                if self._items:
+                if self._available():
                     return True
                 if self._closed:
                     raise self._insufficient(1, 0)
                 return False
 
             self.wait_until(ready, step, f"an element of queue '{self.name}'")
-            element = self._items.popleft()
+            element = self._pop()
             self._cond.notify_all()
         return element
 
@@ -436,27 +436,29 @@ class FIFOQueueResource(SharedResource):
             )
         if not self.shapes:
             raise errors.InvalidArgumentError(
-                None, None, "FIFOQueue's DequeueMany and DequeueUpTo require the components to have specified shapes."
+                None,
+                None,
+                f"{self.kind}'s DequeueMany and DequeueUpTo require the components to have specified shapes.",
             )
         taken: list[tuple[Any, ...]] = []
 
         def ready() -> bool:
-            return bool(self._items) or self._closed
+            return self._available() > 0 or self._closed
 
         with self._cond:
             try:
                 while len(taken) < n:
                     self.wait_until(ready, step, f"{n - len(taken)} more elements of queue '{self.name}'")
-                    if self._items:
-                        while self._items and len(taken) < n:
-                            taken.append(self._items.popleft())
+                    if self._available():
+                        while self._available() and len(taken) < n:
+                            taken.append(self._pop())
                         self._cond.notify_all()
                     elif allow_smaller and taken:
                         break
                     else:
                         raise self._insufficient(n, len(taken))
             except BaseException:
-                self._items.extendleft(reversed(taken))
+                self._put_back(taken)
                 self._cond.notify_all()
                 raise
         return tuple(
@@ -466,6 +468,21 @@ class FIFOQueueResource(SharedResource):
 
     def _batch(self, rows: Sequence[Any], dtype: dtypes.DType, shape: tuple[Any, ...]) -> Any:
         return _stack(rows, dtype, shape)
+
+    # ---- storage: subclasses (shuffling, priority) change the order elements leave in ----------------
+    def _push(self, element: tuple[Any, ...]) -> None:
+        self._items.append(element)
+
+    def _pop(self) -> tuple[Any, ...]:
+        return self._items.popleft()
+
+    def _put_back(self, taken: list[tuple[Any, ...]]) -> None:
+        """Returns elements taken by a dequeue that failed, so the next dequeue sees them first."""
+        self._items.extendleft(reversed(taken))
+
+    def _available(self) -> int:
+        """How many elements a dequeue may take now (a shuffling queue keeps some back until it is closed)."""
+        return len(self._items)
 
     # ---- state ----------------------------------------------------------------------------------
     def close(self, cancel_pending_enqueues: bool = False) -> None:
@@ -529,5 +546,5 @@ class PaddingFIFOQueueResource(FIFOQueueResource):
         else:
             out = torch.zeros((len(rows),) + dims, dtype=values.torch_dtype(dtype))
         for i, row in enumerate(rows):
-            out[(i, *(slice(0, n) for n in row.shape))] = row
+            out[(i, *(slice(0, n) for n in row.shape), Ellipsis)] = row
         return out

@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -45,8 +45,12 @@ from dtf_notebook.runtime.queues import FIFOQueueResource, PaddingFIFOQueueResou
 
 __all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue"]
 
-_QUEUE_OPS = ("FIFOQueueV2", "PaddingFIFOQueueV2")
-_RESOURCES = {"FIFOQueueV2": FIFOQueueResource, "PaddingFIFOQueueV2": PaddingFIFOQueueResource}
+#: Queue handle op types, and the resource class each one makes (``register_queue_kind`` adds more).
+_QUEUE_OPS: list[str] = ["FIFOQueueV2", "PaddingFIFOQueueV2"]
+_RESOURCES: dict[str, type] = {"FIFOQueueV2": FIFOQueueResource, "PaddingFIFOQueueV2": PaddingFIFOQueueResource}
+#: For queue kinds whose elements are not exactly their ``component_types``/``shapes`` attrs (a priority queue
+#: prepends its int64 priority): op type -> ``element_spec(op) -> (types, shapes)``.
+_ELEMENT_SPECS: dict[str, Callable[[Operation], tuple[list, list]]] = {}
 
 
 # ---- the handle op ---------------------------------------------------------------------------------
@@ -58,7 +62,7 @@ def _queue_infer(op: Operation) -> list:
     if not isinstance(shapes, list | tuple) or (shapes and len(shapes) != len(types)):
         raise ValueError(f"Queue '{op.name}' has {len(types)} component types but shapes {shapes!r}")
     for shape in shapes:
-        if op.type == "FIFOQueueV2" and not TensorShape(shape).is_fully_defined():
+        if op.type != "PaddingFIFOQueueV2" and not TensorShape(shape).is_fully_defined():
             raise ValueError(f"All shapes of queue '{op.name}' must be fully defined: {shapes!r}")
         if TensorShape(shape).ndims is None:
             raise ValueError(f"Every shape of padding queue '{op.name}' needs a known rank: {shapes!r}")
@@ -80,15 +84,53 @@ def _verify_queue(op: Operation, resource: Any) -> None:
     )
 
 
-for _queue_op in _QUEUE_OPS:
+def register_queue_kind(
+    op_type: str,
+    resource: type,
+    make: Callable[..., Any] = _make_queue,
+    verify: Callable[[Operation, Any], None] = _verify_queue,
+    element_spec: Callable[[Operation], tuple[list, list]] | None = None,
+) -> None:
+    """Registers a queue handle op whose handle the ``Queue*V2`` ops take (they then accept its queues).
+
+    Args:
+        op_type: The handle op, e.g. ``"RandomShuffleQueueV2"``.
+        resource: The :class:`FIFOQueueResource` subclass it makes.
+        make: ``make(op, container, name, mgr, device)`` creates the resource.
+        verify: ``verify(op, resource)`` checks that a shared queue matches the op naming it.
+        element_spec: ``element_spec(op) -> (types, shapes)`` of the queue's elements, when they are not its
+            ``component_types`` and ``shapes`` attrs.
+
+    Example:
+        >>> from dtf_notebook.ops.data_flow import queue_kinds  # registers RandomShuffleQueueV2, PriorityQueueV2
+        >>> "RandomShuffleQueueV2" in _QUEUE_OPS
+        True
+    """
+    _QUEUE_OPS.append(op_type)
+    _RESOURCES[op_type] = resource
+    if element_spec is not None:
+        _ELEMENT_SPECS[op_type] = element_spec
+    register_handle_op(op_type, _queue_infer, handle_kernel(make, verify))
+
+
+for _queue_op in ("FIFOQueueV2", "PaddingFIFOQueueV2"):
     register_handle_op(_queue_op, _queue_infer, handle_kernel(_make_queue, _verify_queue))
+
+
+def _element_attr(handle: Tensor, attr: str) -> Any:
+    """The element types (``component_types``) or shapes (``shapes``) of the queue behind ``handle``, if known."""
+    spec = _ELEMENT_SPECS.get(handle.op.type)
+    if spec is not None:
+        types, shapes = spec(handle.op)
+        return types if attr == "component_types" else shapes
+    return handle_attr(handle, tuple(_QUEUE_OPS), attr)
 
 
 # ---- ops using the handle --------------------------------------------------------------------------
 def _component_specs(op: Operation, batch: Any = "none") -> list:
     """One (dtype, shape) per component; shapes from the queue op when known, with a batch dim if asked."""
     types = op.get_attr("component_types")
-    shapes = handle_attr(op.inputs[0], _QUEUE_OPS, "shapes") or []
+    shapes = _element_attr(op.inputs[0], "shapes") or []
     out = []
     for i, dtype in enumerate(types):
         shape = TensorShape(shapes[i]) if len(shapes) == len(types) else unknown_shape()
@@ -100,7 +142,7 @@ def _component_specs(op: Operation, batch: Any = "none") -> list:
 
 def _enqueue_infer(op: Operation) -> list:
     """No outputs; the components' dtypes must be the queue's (checked again when a graph def is imported)."""
-    types = handle_attr(op.inputs[0], _QUEUE_OPS, "component_types")
+    types = _element_attr(op.inputs[0], "component_types")
     given = [t.dtype for t in op.inputs[1:]]
     if types is not None and list(types) != given:
         have, got = [t.name for t in types], [t.name for t in given]
@@ -109,7 +151,7 @@ def _enqueue_infer(op: Operation) -> list:
 
 
 def _dequeue_infer(op: Operation, batch: Any = "none") -> list:
-    types = handle_attr(op.inputs[0], _QUEUE_OPS, "component_types")
+    types = _element_attr(op.inputs[0], "component_types")
     if types is not None and list(types) != list(op.get_attr("component_types")):
         raise ValueError(f"{op.name} asks for other component types than queue '{op.inputs[0].op.name}' holds")
     return _component_specs(op, batch)
@@ -488,8 +530,10 @@ def _new_queue(
     names: Any,
     shared_name: str | None,
     name: str,
+    extra_attrs: dict[str, Any] | None = None,
 ) -> tuple[list[dtypes.DType], list[TensorShape] | None, Any, Tensor]:
-    """Creates a queue's handle op; returns ``QueueBase``'s arguments."""
+    """Creates a queue's handle op (with the attrs of its kind in ``extra_attrs``); returns ``QueueBase``'s
+    arguments."""
     if names is not None and not isinstance(names, list | tuple):
         names = [names]
     if shape_list is not None and len(shape_list) != len(types):
@@ -503,6 +547,7 @@ def _new_queue(
         "capacity": int(capacity),
         "container": "",
         "shared_name": shared_name or "",
+        **(extra_attrs or {}),
     }
     # Like TF's init_scope: the queue never depends on the control context it is created in.
     with graph.as_default(), graph.control_dependencies(None):

@@ -145,20 +145,25 @@ class Iterator:
             ValueError: the iterator has none (one-shot, from_structure, from_string_handle).
         """
         if self._initializer is None:
-            raise ValueError("Iterator does not have an initializer.")
+            raise ValueError(
+                "The iterator does not have an initializer. This means it was likely created using "
+                "`tf.data.Dataset.make_one_shot_iterator()`. For an initializable iterator, use "
+                "`tf.data.Dataset.make_initializable_iterator()` instead."
+            )
         return self._initializer
 
     def make_initializer(self, dataset: Any, name: str | None = None) -> Operation:
         """An op that starts a pass of this iterator over ``dataset``.
 
         Raises:
-            TypeError: the dataset's structure, types or shapes do not fit the iterator's (TF's messages).
+            ValueError: the dataset's nesting is not the iterator's.
+            TypeError: its types or shapes do not fit the iterator's (TF's messages).
         """
         spec = dataset._element_structure
         if not structure.same_nesting(self._spec, spec):
-            raise TypeError(
-                f"Expected output structure {self.output_types} but got dataset with output structure "
-                f"{dataset.output_types}."
+            raise ValueError(
+                "The two structures don't have the same nested structure.\n\n"
+                f"First structure: {self.output_types!r}\n\nSecond structure: {dataset.output_types!r}"
             )
         mine, theirs = structure.flatten(self._spec), structure.flatten(spec)
         if any(a.dtype is not b.dtype for a, b in zip(mine, theirs)):
@@ -395,13 +400,28 @@ def _expect_iterator(op: Any, resource: Any) -> Any:
     return resource
 
 
+def _private_copies(tensors: Any) -> Callable[[Any], list[Any]]:
+    """Copies the input values that may share a buffer with a variable (anything but a constant): a pass keeps the
+    values it was initialised with, even when the variable is assigned in place later."""
+    import torch
+
+    copy = [t.op.type != "Const" for t in tensors]
+
+    def private(values: Any) -> list[Any]:
+        return [v.clone() if c and isinstance(v, torch.Tensor) else v for v, c in zip(values, copy)]
+
+    return private
+
+
 def _make_iterator_kernel(op: Any, ctx: Any) -> Callable[..., None]:
     from dtf_notebook.data.kernels.pipeline import CompiledPipeline
 
     pipeline = CompiledPipeline(op.get_attr("dataset"), ctx.local_device, ctx.state)
     types = [dtypes.as_dtype(t) for t in op.get_attr("dataset")["types"]]
+    private = _private_copies(op.inputs[1:])
 
     def run(resource: Any, *inputs: Any) -> None:
+        inputs = private(inputs)
         resource = _expect_iterator(op, resource)
         if resource.types != types:
             raise errors.InvalidArgumentError(
@@ -470,8 +490,11 @@ def _single_element_kernel(op: Any, ctx: Any) -> Callable[..., Any]:
     pipeline = CompiledPipeline(op.get_attr("dataset"), ctx.local_device, ctx.state)
     single = len(op.get_attr("output_types")) == 1
 
+    private = _private_copies(op.inputs)
+
     def run(*inputs: Any) -> Any:
-        iterator = pipeline.instantiate(inputs, Env(ctx.device, ctx.state.files, lambda: True, ctx.state)).iterator()
+        env = Env(ctx.device, ctx.state.files, lambda: True, ctx.state)
+        iterator = pipeline.instantiate(private(inputs), env).iterator()
         try:
             element = iterator.next(None)
             if element is None:

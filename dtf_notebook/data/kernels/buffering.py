@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import collections
 import concurrent.futures
 import itertools
@@ -29,6 +30,7 @@ import os
 import struct
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -80,6 +82,21 @@ def _wait(cond: threading.Condition, ready: Callable[[], bool], step: Any, env: 
             )
 
 
+_live: weakref.WeakSet[_PrefetchIterator] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_threads() -> None:
+    """Stops the prefetch threads before the interpreter goes: one killed inside a torch kernel aborts the process."""
+    iterators = list(_live)
+    for it in iterators:
+        it.close()
+    for it in iterators:
+        thread = it._thread
+        if thread is not None:
+            thread.join(timeout=2.0)
+
+
 class _PrefetchIterator(RtIterator):
     def __init__(self, source: RtIterator, size: int, env: Env) -> None:
         self._source, self._size, self._env = source, size, env
@@ -108,6 +125,9 @@ class _PrefetchIterator(RtIterator):
                     cond.notify_all()
                 if element is None:
                     return
+                # Hand the GIL over now: a consumer woken by the notify would otherwise wait for the interpreter's
+                # switch interval (5 ms) while this thread computes the next element.
+                time.sleep(0)
         finally:
             source.close()
 
@@ -117,6 +137,7 @@ class _PrefetchIterator(RtIterator):
             if self._thread is None:
                 self._thread = threading.Thread(target=self._fill, name="dtf-data-prefetch", daemon=True)
                 self._thread.start()
+                _live.add(self)
             thread = self._thread
             if not items:
                 if step is not None:

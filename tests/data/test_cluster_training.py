@@ -1,0 +1,96 @@
+"""The seeds' 784-100-10 MLP trained from a TFRecord file through ``tf.data`` on a 1 ps + 1 worker local cluster:
+the iterator, and so the file reading and parsing, live on the worker task (the client only fetches the loss)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+import dtf_notebook.compat.v1 as tf
+from dtf_notebook.datasets import load_digits_784
+from dtf_notebook.lib.io.tf_record import TFRecordWriter
+from tests.distributed.cluster_util import LocalCluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
+
+BATCH = 100
+
+
+def write_digit_records(path: str, images: np.ndarray, labels: np.ndarray) -> None:
+    """One record per example: its label as one ASCII digit, then the 28x28 image as a grey PNG (0..16 -> 0..255)."""
+    from PIL import Image
+
+    with TFRecordWriter(path) as writer:
+        for image, label in zip(images, labels):
+            pixels = np.clip(np.rint(image.reshape(28, 28) * (255 / 16)), 0, 255).astype(np.uint8)
+            png = io.BytesIO()
+            Image.fromarray(pixels).save(png, format="PNG")
+            writer.write(str(int(label)).encode() + png.getvalue())
+
+
+def parse_record(record):
+    """A record back to (784 floats in 0..16, int64 label), inside the pipeline."""
+    label = tf.strings.to_number(tf.strings.substr(record, 0, 1), tf.int64)
+    image = tf.image.decode_png(tf.strings.substr(record, 1, 1 << 20), channels=1)
+    return tf.reshape(tf.cast(image, tf.float32) * (16 / 255), [784]), label
+
+
+def build_model(train_files, seed=0):
+    """The MLP with its parameters on ps and its input pipeline and computation on the worker."""
+    tf.set_random_seed(seed)
+    with tf.device("/job:ps/task:0"):
+        w1 = tf.get_variable("weights_1", [784, 100])
+        b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
+        w2 = tf.get_variable("weights_2", [100, 10])
+        b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
+        global_step = tf.train.get_or_create_global_step()
+    with tf.device("/job:worker/task:0"):
+        dataset = (
+            tf.data.TFRecordDataset(train_files)
+            .map(parse_record, num_parallel_calls=2)
+            .shuffle(500, seed=seed)
+            .repeat()
+            .batch(BATCH)
+            .prefetch(2)
+        )
+        iterator = dataset.make_one_shot_iterator()
+        x, y = iterator.get_next()
+        logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        train_op = tf.train.AdamOptimizer(1e-3).minimize(loss, global_step=global_step)
+    return {"iterator": iterator, "x": x, "loss": loss, "train_op": train_op, "logits": logits}
+
+
+def test_mlp_trains_from_tfrecords_with_the_iterator_on_the_worker(tmp_path):
+    x_train, y_train, x_test, y_test = load_digits_784(seed=0)
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    path = str(data_dir / "train.tfrecord")
+    write_digit_records(path, x_train, y_train)
+
+    # The tasks may read only the data directory: the records are read by the worker itself.
+    with LocalCluster(jobs={"ps": 1, "worker": 1}, file_roots=[str(data_dir)]) as cluster, tf.Graph().as_default():
+        model = build_model([path])
+        assert model["iterator"]._iterator_resource.op.device.startswith("/job:worker/task:0")
+        assert model["x"].op.device == model["iterator"]._iterator_resource.op.device
+        with tf.Session(cluster.target("worker", 0)) as sess:
+            sess.run(tf.global_variables_initializer())
+            losses = [sess.run([model["train_op"], model["loss"]])[1] for _ in range(150)]
+            test_logits = sess.run(model["logits"], {model["x"]: x_test})
+    assert np.mean(losses[-20:]) < 0.5 * np.mean(losses[:5])
+    accuracy = float(np.mean(np.argmax(test_logits, 1) == y_test))
+    assert accuracy > 0.8
+
+
+def test_a_worker_cannot_read_records_outside_its_file_roots(tmp_path):
+    (tmp_path / "allowed").mkdir()
+    outside = str(tmp_path / "outside.tfrecord")
+    with TFRecordWriter(outside) as writer:
+        writer.write(b"7")
+    with LocalCluster(jobs={"worker": 1}, file_roots=[str(tmp_path / "allowed")]) as cluster, tf.Graph().as_default():
+        with tf.device("/job:worker/task:0"):
+            record = tf.data.TFRecordDataset(outside).make_one_shot_iterator().get_next()
+        with tf.Session(cluster.target("worker", 0)) as sess, pytest.raises(tf.errors.PermissionDeniedError):
+            sess.run(record)

@@ -1,0 +1,346 @@
+"""Parsing serialized ``Example`` and ``SequenceExample`` protos into numpy arrays, with TF's rules and messages.
+
+The kernels of ``ParseExampleV2`` and ``ParseSingleSequenceExample`` call these. A feature's values come out
+of the protobuf message (the ``upb`` runtime) as one numpy array per feature and example; dense features are
+checked against their shape, filled from their default when missing, and stacked; sparse ones gathered into
+``(indices, values, dense_shape)``.
+
+Example:
+    >>> from dtf_notebook.framework import dtypes
+    >>> from dtf_notebook.protos.example_pb import Example, Feature, Features, FloatList
+    >>> data = Example(features=Features(feature={"x": Feature(float_list=FloatList(value=[1, 2]))}))
+    >>> dense = [Dense("x", dtypes.float32, (2,), None)]
+    >>> parse_examples([data.SerializeToString()], None, False, dense, [], [])[0][0].tolist()
+    [[1.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from google.protobuf.message import DecodeError
+
+from dtf_notebook import errors
+from dtf_notebook.framework import dtypes
+from dtf_notebook.protos.example_pb import Example, SequenceExample
+from dtf_notebook.runtime.queues import format_shape
+
+__all__ = ["Dense", "Sparse", "SparseFeatureSpec", "parse_examples", "parse_sequence_example"]
+
+_KIND = {dtypes.float32: "float_list", dtypes.int64: "int64_list", dtypes.string: "bytes_list"}
+_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
+_NUMPY = {dtypes.float32: np.float32, dtypes.int64: np.int64, dtypes.string: object}
+
+
+@dataclass(frozen=True)
+class Dense:
+    """A dense output: its key, dtype, shape (first dimension None: a variable number of items, padded), and default
+    (None: required; for a variable shape, the padding value). ``allow_missing``: a feature list that may be absent
+    (it then has no steps)."""
+
+    key: str
+    dtype: dtypes.DType
+    shape: tuple[int | None, ...]
+    default: np.ndarray | None
+    allow_missing: bool = False
+
+    @property
+    def variable(self) -> bool:
+        return bool(self.shape) and self.shape[0] is None
+
+    @property
+    def stride(self) -> int:
+        return int(np.prod(self.shape[1:] if self.variable else self.shape, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """A ``VarLenFeature`` output."""
+
+    key: str
+    dtype: dtypes.DType
+
+
+@dataclass(frozen=True)
+class SparseFeatureSpec:
+    """A ``SparseFeature`` output: values from ``value_key`` at the positions given by ``index_keys``."""
+
+    value_key: str
+    index_keys: tuple[str, ...]
+    dtype: dtypes.DType
+    sizes: tuple[int, ...]
+    already_sorted: bool
+
+
+def _escape(data: bytes) -> str:
+    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 39, 92) else f"\\{b:03o}" for b in data[:64])
+
+
+class _Where:
+    """How a message names the example (and feature) it is about: TF's batch and single-example wordings."""
+
+    def __init__(self, names: Sequence[bytes] | None, index: int, single: bool) -> None:
+        self.single, self.index = single, index
+        name = names[index] if names is not None and index < len(names) else b""
+        self.name = name.decode("utf-8", "backslashreplace") if name else "<unknown>"
+
+    def key(self, key: str) -> str:
+        return f"Key: {key}.  " if self.single else f"Name: {self.name}, Key: {key}, Index: {self.index}.  "
+
+    def missing(self, key: str, dtype: dtypes.DType) -> errors.InvalidArgumentError:
+        head = "" if self.single else f"Name: {self.name}, "
+        text = f"{head}Feature: {key} (data type: {_NAME[_KIND[dtype]]}) is required but could not be found."
+        return errors.InvalidArgumentError(None, None, text)
+
+
+def _values(feature: Any, dtype: dtypes.DType, key: str, where: _Where, dense: bool) -> np.ndarray | None:
+    """The feature's values as a numpy array; None when it holds no list (missing)."""
+    kind = feature.WhichOneof("kind")
+    if kind is None:
+        return None
+    expected = _KIND[dtype]
+    if kind != expected:
+        if dense:
+            detail = f"Data type: {_NAME[kind]} but expected type: {_NAME[expected]}"
+        else:
+            detail = f"Expected type: {_NAME[expected]}, Actual type: {_NAME[kind]}"
+        raise errors.InvalidArgumentError(None, None, f"{where.key(key)}Data types don't match. {detail}")
+    values = getattr(feature, kind).value
+    if dtype == dtypes.string:
+        out = np.empty(len(values), dtype=object)
+        out[:] = list(values)
+        return out
+    return np.array(values, dtype=_NUMPY[dtype])
+
+
+def _dense_value(spec: Dense, values: np.ndarray, where: _Where) -> np.ndarray:
+    name = _NAME[_KIND[spec.dtype]]
+    if spec.variable:
+        if values.size % max(spec.stride, 1):
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"{where.key(spec.key)}Number of {name} values is not a multiple of stride length. Saw "
+                f"{values.size} values but output shape is: {format_shape(spec.shape)}",
+            )
+        rows = values.size // spec.stride if spec.stride else 0
+        return values.reshape((rows, *spec.shape[1:]))
+    if values.size != spec.stride:
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"{where.key(spec.key)}Number of {name} values != expected.  Values size: {values.size} but output "
+            f"shape: {format_shape(spec.shape)}",
+        )
+    return values.reshape(spec.shape)
+
+
+def _stack_dense(spec: Dense, items: list[np.ndarray], single: bool) -> np.ndarray:
+    if not spec.variable:
+        if single:
+            return items[0]
+        return np.stack(items) if items else np.empty((0, *spec.shape), dtype=_NUMPY[spec.dtype])
+    rows = max((len(x) for x in items), default=0)
+    pad = spec.default if spec.default is not None else np.array(b"" if spec.dtype == dtypes.string else 0)
+    out = np.empty((len(items), rows, *spec.shape[1:]), dtype=_NUMPY[spec.dtype])
+    out[...] = pad.reshape(()) if pad.size == 1 else pad
+    for i, x in enumerate(items):
+        out[i, : len(x)] = x
+    return out[0] if single else out
+
+
+def _sparse(parts: list[np.ndarray | None], dtype: dtypes.DType, single: bool) -> tuple[np.ndarray, ...]:
+    lengths = [0 if p is None else p.size for p in parts]
+    total = sum(lengths)
+    values = np.empty(total, dtype=_NUMPY[dtype])
+    rows = np.repeat(np.arange(len(parts), dtype=np.int64), lengths)
+    cols = np.concatenate([np.arange(n, dtype=np.int64) for n in lengths]) if parts else np.zeros(0, np.int64)
+    start = 0
+    for p, n in zip(parts, lengths):
+        if n:
+            values[start : start + n] = p
+            start += n
+    width = max(lengths, default=0)
+    if single:
+        return cols.reshape(-1, 1), values, np.array([width], dtype=np.int64)
+    return np.stack([rows, cols], axis=1), values, np.array([len(parts), width], dtype=np.int64)
+
+
+def _sparse_feature(spec: SparseFeatureSpec, features: list[Any], wheres: list[_Where], single: bool) -> tuple:
+    rows: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    for b, (fmap, where) in enumerate(zip(features, wheres)):
+        vals = _get(fmap, spec.value_key, spec.dtype, where, False)
+        vals = np.zeros(0, dtype=_NUMPY[spec.dtype]) if vals is None else vals
+        ids = [_get(fmap, k, dtypes.int64, where, False) for k in spec.index_keys]
+        ids = [np.zeros(0, np.int64) if i is None else i for i in ids]
+        for i in ids:
+            if i.size != vals.size:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Number of elements in indices ({i.size}) and values ({vals.size}) do not match"
+                )
+        columns = ([] if single else [np.full(vals.size, b, dtype=np.int64)]) + ids
+        rows.append(np.stack(columns, axis=1) if columns else np.zeros((vals.size, 0), np.int64))
+        values.append(vals)
+    width = len(spec.index_keys) + (0 if single else 1)
+    indices = np.concatenate(rows) if rows else np.zeros((0, width), np.int64)
+    flat = np.concatenate(values) if values else np.zeros(0, dtype=_NUMPY[spec.dtype])
+    if not spec.already_sorted and len(indices):
+        order = np.lexsort(indices.T[::-1])
+        indices, flat = indices[order], flat[order]
+    shape = np.array(([] if single else [len(features)]) + list(spec.sizes), dtype=np.int64)
+    return indices.reshape(-1, width), flat, shape
+
+
+def _get(fmap: Any, key: str, dtype: dtypes.DType, where: _Where, dense: bool) -> np.ndarray | None:
+    if key not in fmap:
+        return None
+    return _values(fmap[key], dtype, key, where, dense)
+
+
+def _parse_one(data: bytes, cls: type, where: _Where) -> Any:
+    try:
+        return cls.FromString(data)
+    except DecodeError:
+        head = "" if where.single else f"Name: {where.name}, "
+        raise errors.InvalidArgumentError(
+            None, None, f"{head}Could not parse example input, value: '{_escape(data)}'"
+        ) from None
+
+
+def parse_examples(
+    serialized: Sequence[bytes],
+    names: Sequence[bytes] | None,
+    single: bool,
+    dense: Sequence[Dense],
+    sparse: Sequence[Sparse],
+    sparse_features: Sequence[SparseFeatureSpec],
+) -> tuple[list[np.ndarray], list[tuple[np.ndarray, ...]], list[tuple[np.ndarray, ...]]]:
+    """Parses serialized ``Example`` protos.
+
+    Args:
+        serialized: The protos (one when ``single``).
+        names: Their names, for messages (None: unknown).
+        single: One example: outputs have no batch dimension.
+        dense, sparse, sparse_features: The outputs wanted.
+
+    Returns:
+        ``(dense values, sparse (indices, values, shape) triples, sparse-feature triples)``.
+
+    Raises:
+        InvalidArgumentError: a proto does not parse, a required feature is missing, a feature has the wrong
+            type or number of values (TF's messages).
+
+    Example:
+        >>> from dtf_notebook.protos.example_pb import Example, Feature, Features, Int64List
+        >>> data = Example(features=Features(feature={"ids": Feature(int64_list=Int64List(value=[4, 5]))}))
+        >>> _, [(indices, values, shape)], _ = parse_examples([data.SerializeToString()], None, False, [],
+        ...                                                   [Sparse("ids", dtypes.int64)], [])
+        >>> indices.tolist(), values.tolist(), shape.tolist()
+        ([[0, 0], [0, 1]], [4, 5], [1, 2])
+    """
+    wheres = [_Where(names, i, single) for i in range(len(serialized))]
+    features = [_parse_one(data, Example, where).features.feature for data, where in zip(serialized, wheres)]
+    dense_out = []
+    for spec in dense:
+        items = []
+        for fmap, where in zip(features, wheres):
+            values = _get(fmap, spec.key, spec.dtype, where, True)
+            if values is None:
+                if spec.variable:
+                    values = np.zeros((0, *spec.shape[1:]), dtype=_NUMPY[spec.dtype])
+                elif spec.default is None:
+                    raise where.missing(spec.key, spec.dtype)
+                else:
+                    values = spec.default
+                items.append(values)
+            else:
+                items.append(_dense_value(spec, values, where))
+        dense_out.append(_stack_dense(spec, items, single))
+    sparse_out = [
+        _sparse([_get(f, s.key, s.dtype, w, False) for f, w in zip(features, wheres)], s.dtype, single) for s in sparse
+    ]
+    features_out = [_sparse_feature(s, features, wheres, single) for s in sparse_features]
+    return dense_out, sparse_out, features_out
+
+
+def parse_sequence_example(
+    data: bytes,
+    name: bytes | None,
+    context_dense: Sequence[Dense],
+    context_sparse: Sequence[Sparse],
+    list_dense: Sequence[Dense],
+    list_sparse: Sequence[Sparse],
+) -> tuple[list[np.ndarray], list[tuple[np.ndarray, ...]], list[np.ndarray], list[tuple[np.ndarray, ...]]]:
+    """Parses one serialized ``SequenceExample``: its context features as :func:`parse_examples` does for one
+    example, and its feature lists (one item per step): dense ones ``[steps, *shape]``, sparse ones with indices
+    ``[step, position]``.
+
+    Example:
+        >>> from dtf_notebook.protos.example_pb import Feature, FeatureList, FeatureLists, Int64List
+        >>> steps = [Feature(int64_list=Int64List(value=[t])) for t in (7, 8)]
+        >>> seq = SequenceExample(feature_lists=FeatureLists(feature_list={"t": FeatureList(feature=steps)}))
+        >>> out = parse_sequence_example(seq.SerializeToString(), None, [], [], [Dense("t", dtypes.int64, (), None)],
+        ...                              [])
+        >>> out[2][0].tolist()
+        [7, 8]
+    """
+    where = _Where([name] if name else None, 0, True)
+    message = _parse_one(data, SequenceExample, where)
+    context = message.context.feature
+    dense_out: list[np.ndarray] = []
+    sparse_out: list[tuple[np.ndarray, ...]] = []
+    for spec in context_dense:
+        values = _get(context, spec.key, spec.dtype, where, True)
+        if values is None:
+            if spec.default is None:
+                raise where.missing(spec.key, spec.dtype)
+            dense_out.append(spec.default)
+        else:
+            dense_out.append(_dense_value(spec, values, where))
+    for spec in context_sparse:
+        sparse_out.append(_sparse([_get(context, spec.key, spec.dtype, where, False)], spec.dtype, True))
+    lists = message.feature_lists.feature_list
+    list_dense_out = []
+    for spec in list_dense:
+        if spec.key not in lists:
+            if not spec.allow_missing:
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    f"Name: {where.name}, Feature list '{spec.key}' is required but could not be found.  "
+                    "Did you mean to include it in feature_list_dense_missing_assumed_empty or "
+                    "feature_list_dense_defaults?",
+                )
+            list_dense_out.append(np.zeros((0, *spec.shape), dtype=_NUMPY[spec.dtype]))
+            continue
+        steps = []
+        for t, feature in enumerate(lists[spec.key].feature):
+            step_where = _StepWhere(where, spec.key, t)
+            values = _values(feature, spec.dtype, spec.key, step_where, True)
+            values = np.zeros(0, dtype=_NUMPY[spec.dtype]) if values is None else values
+            steps.append(_dense_value(Dense(spec.key, spec.dtype, spec.shape, None), values, step_where))
+        empty = np.zeros((0, *spec.shape), dtype=_NUMPY[spec.dtype])
+        list_dense_out.append(np.stack(steps) if steps else empty)
+    list_sparse_out = []
+    for spec in list_sparse:
+        steps_found = lists[spec.key].feature if spec.key in lists else []
+        parts = [
+            _values(f, spec.dtype, spec.key, _StepWhere(where, spec.key, t), False) for t, f in enumerate(steps_found)
+        ]
+        list_sparse_out.append(_sparse(parts, spec.dtype, False))
+    return dense_out, sparse_out, list_dense_out, list_sparse_out
+
+
+class _StepWhere(_Where):
+    """Messages about one step of a feature list."""
+
+    def __init__(self, where: _Where, key: str, step: int) -> None:
+        self.single, self.index, self.name = True, step, where.name
+        self._list = key
+
+    def key(self, key: str) -> str:
+        return f"Name: {self.name}, Key: {key}, Index: {self.index}.  "

@@ -45,7 +45,12 @@ from dtf_notebook.ops.nn.convolution import (
     conv1d_transpose,
     conv3d_backprop_filter,
     conv3d_backprop_filter_v2,
+    conv_transpose,
     convolution,
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+    depthwise_conv2d_native_backprop_filter,
+    depthwise_conv2d_native_backprop_input,
     max_pool_v2,
     pool,
     with_space_to_batch,
@@ -53,6 +58,7 @@ from dtf_notebook.ops.nn.convolution import (
 from dtf_notebook.ops.nn.depthwise import conv1d, depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from dtf_notebook.ops.nn.embedding import embedding_lookup
 from dtf_notebook.ops.nn.embedding_sparse import embedding_lookup_sparse
+from dtf_notebook.ops.nn.fractional_pool import fractional_avg_pool, fractional_max_pool
 from dtf_notebook.ops.nn.losses import log_poisson_loss, sigmoid_cross_entropy_with_logits
 from dtf_notebook.ops.nn.normalization import (
     batch_norm_with_global_normalization,
@@ -149,4 +155,11 @@ __all__ = [
     "nce_loss",
     "sampled_softmax_loss",
     "weighted_cross_entropy_with_logits",
+    "conv_transpose",
+    "depthwise_conv2d_native_backprop_input",
+    "depthwise_conv2d_native_backprop_filter",
+    "depthwise_conv2d_backprop_input",
+    "depthwise_conv2d_backprop_filter",
+    "fractional_max_pool",
+    "fractional_avg_pool",
 ]

@@ -191,7 +191,8 @@ def _checked_true_classes(op: Any, true_classes: torch.Tensor, num_true: int, ra
 def _sampler_kernel(make_sampler: Callable[[Any], _Sampler]):
     def kernel(op: Any, ctx: Any):
         gen = ctx.generator(op.get_attr("seed"), op.get_attr("seed2"))
-        sampler = make_sampler(op)
+        # One sampler per node and session, as TF's kernel holds it: the learned one keeps learning across runs.
+        sampler = ctx.resources.lookup_or_create("", f"{op.name}/sampler", lambda: make_sampler(op))
         num_true, num_sampled, unique = op.get_attr("num_true"), op.get_attr("num_sampled"), op.get_attr("unique")
 
         def run(true_classes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -32,8 +32,8 @@ from dtf_notebook.ops.array.space_depth import (
 )
 from dtf_notebook.ops.nn.common import FLOATS, INDEX
 from dtf_notebook.ops.nn.conv import conv2d, conv2d_backprop_input, conv2d_transpose
-from dtf_notebook.ops.nn.conv3d import conv3d, make_attrs
-from dtf_notebook.ops.nn.conv_window import get_sequence
+from dtf_notebook.ops.nn.conv3d import conv3d, conv3d_transpose, make_attrs
+from dtf_notebook.ops.nn.conv_window import get_sequence, window_attrs
 from dtf_notebook.ops.nn.depthwise import conv1d
 from dtf_notebook.ops.nn.pooling import avg_pool, max_pool, max_pool2d
 from dtf_notebook.ops.nn.pooling3d import avg_pool1d, avg_pool3d, max_pool1d, max_pool3d
@@ -50,6 +50,11 @@ __all__ = [
     "avg_pool_v2",
     "conv3d_backprop_filter",
     "conv3d_backprop_filter_v2",
+    "conv_transpose",
+    "depthwise_conv2d_native_backprop_input",
+    "depthwise_conv2d_native_backprop_filter",
+    "depthwise_conv2d_backprop_input",
+    "depthwise_conv2d_backprop_filter",
 ]
 
 
@@ -477,6 +482,146 @@ def conv3d_backprop_filter_v2(
 
 
 conv3d_backprop_filter = conv3d_backprop_filter_v2
+
+
+def conv_transpose(
+    input: Any,  # noqa: A002 - TF's name
+    filters: Any,
+    output_shape: Any,
+    strides: Any,
+    padding: str = "SAME",
+    data_format: str | None = None,
+    dilations: Any = None,
+    name: str | None = None,
+) -> Tensor:
+    """The transpose of ``convolution``: ``conv1d_transpose``, ``conv2d_transpose`` or ``conv3d_transpose`` by the
+    length of ``output_shape``.
+
+    Raises:
+        ValueError: ``output_shape`` has no length, or one other than 3, 4 or 5.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     y = tf.nn.conv_transpose(tf.ones([1, 3, 3, 2]), tf.ones([3, 3, 4, 2]), [1, 6, 6, 4], 2)
+        ...     y.shape.as_list()
+        [1, 6, 6, 4]
+    """
+    with name_scope(name, "conv_transpose", [input, filters, output_shape]) as scope:
+        if isinstance(output_shape, Tensor):
+            n = output_shape.shape[0].value - 2 if output_shape.shape.ndims == 1 else None
+        elif isinstance(output_shape, Sequence | np.ndarray):
+            n = len(output_shape) - 2
+        else:
+            raise ValueError(
+                f"`output_shape` must be a tensor or sized collection. Received: output_shape={output_shape}"
+            )
+        if n is None or not 1 <= n <= 3:
+            raise ValueError(
+                f"`output_shape` must be of length 3, 4 or 5. Received: output_shape={output_shape} of length "
+                f"{None if n is None else n + 2}."
+            )
+        if n == 1:
+            return conv1d_transpose(
+                input, filters, output_shape, strides, padding, data_format or "NWC", dilations, name=scope
+            )
+        if n == 2:
+            return conv2d_transpose(
+                input,
+                filters,
+                output_shape,
+                get_sequence(strides, 2, 1 if data_format == "NCHW" else 3, "strides"),
+                padding,
+                data_format=data_format or "NHWC",
+                name=scope,
+                dilations=dilations,
+            )
+        return conv3d_transpose(
+            input,
+            filters,
+            output_shape,
+            get_sequence(strides, 3, 1 if data_format == "NCDHW" else 4, "strides"),
+            padding,
+            data_format=data_format or "NDHWC",
+            name=scope,
+            dilations=dilations,
+        )
+
+
+# ---- depthwise backprops -------------------------------------------------------------------------------------------
+def _depthwise_attrs(strides: Any, padding: Any, data_format: Any, dilations: Any, op_type: str) -> dict[str, Any]:
+    fmt, strides_, dilations_, mode, explicit = window_attrs(
+        op_type, data_format, ("strides", strides), ("dilations", dilations), padding, pool=False
+    )
+    return {
+        "strides": strides_,
+        "padding": mode,
+        "explicit_paddings": explicit,
+        "data_format": fmt,
+        "dilations": dilations_,
+    }
+
+
+def depthwise_conv2d_native_backprop_input(
+    input_sizes: Any,
+    filter: Any,  # noqa: A002 - TF's name
+    out_backprop: Any,
+    strides: Any,
+    padding: Any,
+    data_format: str = "NHWC",
+    dilations: Any = (1, 1, 1, 1),
+    name: str | None = None,
+) -> Tensor:
+    """The gradient of ``depthwise_conv2d_native`` with respect to its input, given the input's shape.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     dx = tf.nn.depthwise_conv2d_native_backprop_input(
+        ...         [1, 2, 2, 1], tf.ones([2, 2, 1, 1]), tf.ones([1, 1, 1, 1]), [1, 1, 1, 1], "VALID")
+        ...     print(sess.run(dx).reshape(-1))
+        [1. 1. 1. 1.]
+    """
+    dy = convert_to_tensor(out_backprop, name="out_backprop")
+    check_dtype(dy, FLOATS, "DepthwiseConv2dNativeBackpropInput", "out_backprop")
+    f = convert_to_tensor(filter, dtype=dy.dtype, name="filter")
+    sizes = input_sizes if isinstance(input_sizes, Tensor) else convert_to_tensor(input_sizes, dtype=dtypes.int32)
+    attrs = _depthwise_attrs(strides, padding, data_format, dilations, "DepthwiseConv2dNativeBackpropInput")
+    op_type = "DepthwiseConv2dNativeBackpropInput"
+    return make_op(op_type, [sizes, f, dy], attrs, name=name or op_type).outputs[0]
+
+
+def depthwise_conv2d_native_backprop_filter(
+    input: Any,  # noqa: A002 - TF's name
+    filter_sizes: Any,
+    out_backprop: Any,
+    strides: Any,
+    padding: Any,
+    data_format: str = "NHWC",
+    dilations: Any = (1, 1, 1, 1),
+    name: str | None = None,
+) -> Tensor:
+    """The gradient of ``depthwise_conv2d_native`` with respect to its filter, given the filter's shape.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     dw = tf.nn.depthwise_conv2d_native_backprop_filter(
+        ...         tf.ones([1, 2, 2, 1]), [2, 2, 1, 1], tf.ones([1, 1, 1, 1]), [1, 1, 1, 1], "VALID")
+        ...     print(sess.run(dw).reshape(-1))
+        [1. 1. 1. 1.]
+    """
+    x = convert_to_tensor(input, name="input")
+    check_dtype(x, FLOATS, "DepthwiseConv2dNativeBackpropFilter", "input")
+    dy = convert_to_tensor(out_backprop, dtype=x.dtype, name="out_backprop")
+    sizes = filter_sizes if isinstance(filter_sizes, Tensor) else convert_to_tensor(filter_sizes, dtype=dtypes.int32)
+    attrs = _depthwise_attrs(strides, padding, data_format, dilations, "DepthwiseConv2dNativeBackpropFilter")
+    op_type = "DepthwiseConv2dNativeBackpropFilter"
+    return make_op(op_type, [x, sizes, dy], attrs, name=name or op_type).outputs[0]
+
+
+depthwise_conv2d_backprop_input = depthwise_conv2d_native_backprop_input
+depthwise_conv2d_backprop_filter = depthwise_conv2d_native_backprop_filter
 
 
 # ---- pooling -------------------------------------------------------------------------------------------------------

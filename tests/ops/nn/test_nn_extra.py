@@ -505,3 +505,112 @@ def test_tf_nn_names_present(tf1):
     for name in names:
         assert hasattr(tf1.nn, name), name
         assert hasattr(tf.nn, name), name
+
+
+# ---- fractional pooling, conv_transpose, depthwise backprops -------------------------------------------------------
+@pytest.mark.parametrize("overlapping", [False, True])
+@pytest.mark.parametrize("pool", ["fractional_max_pool", "fractional_avg_pool"])
+def test_fractional_pools_on_regular_grids_match_tf(tf1, pool, overlapping):
+    # A ratio that divides the size gives TF's one regular grid, so values and gradients compare exactly.
+    x = np.random.RandomState(60).randint(0, 5, (2, 8, 9, 3)).astype(np.float32)
+
+    _run_both(tf1, lambda m, a: getattr(m.nn, pool)(a, [1.0, 2.0, 3.0, 1.0], overlapping=overlapping)[0], [x])
+    sequences = []
+    for m in (tf1, tf):
+        with m.Graph().as_default(), m.Session() as sess:
+            _, rows, cols = getattr(m.nn, pool)(x, [1.0, 2.0, 3.0, 1.0], overlapping=overlapping)
+            sequences.append(sess.run([rows, cols]))
+    for a, b in zip(*sequences):
+        np.testing.assert_array_equal(a, b)
+    # TF's shape function gives the sequences one element fewer than they have; ours give their length.
+    assert rows.shape.as_list() == [5] and cols.shape.as_list() == [4]
+
+
+def _reference_pool(x, rows, cols, overlapping, reduce):
+    h, w = x.shape[1], x.shape[2]
+    out = np.zeros((x.shape[0], len(rows) - 1, len(cols) - 1, x.shape[3]), x.dtype)
+    for i in range(len(rows) - 1):
+        r_end = min(rows[i + 1] if overlapping else rows[i + 1] - 1, h - 1)
+        for j in range(len(cols) - 1):
+            c_end = min(cols[j + 1] if overlapping else cols[j + 1] - 1, w - 1)
+            out[:, i, j] = reduce(x[:, rows[i] : r_end + 1, cols[j] : c_end + 1], axis=(1, 2))
+    return out
+
+
+@pytest.mark.parametrize("pseudo_random", [False, True])
+@pytest.mark.parametrize("overlapping", [False, True])
+def test_fractional_pools_with_random_sequences(tf1, pseudo_random, overlapping):
+    x = _rand(2, 11, 13, 2, seed=61)
+    g = _rand(2, 7, 9, 2, seed=62)
+    for pool, reduce, raw_grad in (
+        ("fractional_max_pool", np.max, "FractionalMaxPoolGrad"),
+        ("fractional_avg_pool", np.mean, "FractionalAvgPoolGrad"),
+    ):
+        with tf.Graph().as_default():
+            a = tf.constant(x)
+            out, rows, cols = getattr(tf.nn, pool)(
+                a, [1.0, 1.5, 1.4, 1.0], pseudo_random, overlapping, deterministic=True, seed=1, seed2=2
+            )
+            (grad,) = tf.gradients(out, a, grad_ys=tf.constant(g))
+            with tf.Session() as sess:
+                values, r, c, dx = sess.run([out, rows, cols, grad])
+                again = sess.run([rows, cols])
+        np.testing.assert_array_equal(again[0], r)
+        np.testing.assert_array_equal(again[1], c)
+        assert r[0] == 0 and r[-1] == 11 and set(np.diff(r)) <= {1, 2} and len(r) == 8
+        assert c[0] == 0 and c[-1] == 13 and set(np.diff(c)) <= {1, 2} and len(c) == 10
+        np.testing.assert_allclose(values, _reference_pool(x, r, c, overlapping, reduce), rtol=1e-5, atol=1e-7)
+        # TF's gradient kernels, given the same sequences.
+        with tf1.Graph().as_default(), tf1.Session() as sess:
+            if raw_grad == "FractionalMaxPoolGrad":
+                expected = tf1.raw_ops.FractionalMaxPoolGrad(
+                    orig_input=x,
+                    orig_output=values,
+                    out_backprop=g,
+                    row_pooling_sequence=r,
+                    col_pooling_sequence=c,
+                    overlapping=overlapping,
+                )
+            else:
+                expected = tf1.raw_ops.FractionalAvgPoolGrad(
+                    orig_input_tensor_shape=np.array(x.shape, np.int64),
+                    out_backprop=g,
+                    row_pooling_sequence=r,
+                    col_pooling_sequence=c,
+                    overlapping=overlapping,
+                )
+            np.testing.assert_allclose(dx, sess.run(expected), rtol=1e-6, atol=1e-7)
+
+
+def test_fractional_pool_sequences_change_per_run_unless_deterministic():
+    with tf.Graph().as_default():
+        _, rows, _ = tf.nn.fractional_max_pool(tf.zeros([1, 50, 50, 1]), [1.0, 1.3, 1.3, 1.0], seed=3, seed2=4)
+        with tf.Session() as sess:
+            runs = [tuple(sess.run(rows)) for _ in range(5)]
+    assert len(set(runs)) > 1
+
+
+def test_conv_transpose_and_depthwise_backprops(tf1):
+    x1, w1 = _rand(2, 5, 4, seed=63), _rand(3, 6, 4, seed=64)
+    _run_both(tf1, lambda m, a, b: m.nn.conv_transpose(a, b, [2, 10, 6], 2), [x1, w1], rtol=1e-4, atol=1e-4)
+    x2, w2 = _rand(1, 3, 3, 2, seed=65), _rand(3, 3, 4, 2, seed=66)
+    _run_both(tf1, lambda m, a, b: m.nn.conv_transpose(a, b, [1, 6, 6, 4], 2), [x2, w2], rtol=1e-4, atol=1e-4)
+    x3, w3 = _rand(1, 2, 3, 3, 2, seed=67), _rand(2, 2, 2, 3, 2, seed=68)
+    _run_both(
+        tf1, lambda m, a, b: m.nn.conv_transpose(a, b, [1, 4, 6, 6, 3], [1, 2, 2, 2, 1]), [x3, w3], rtol=1e-4, atol=1e-4
+    )
+    x, w, dy = _rand(2, 6, 5, 3, seed=69), _rand(3, 2, 3, 2, seed=70), _rand(2, 3, 3, 6, seed=71)
+    _run_both(
+        tf1,
+        lambda m, f, d: m.nn.depthwise_conv2d_native_backprop_input([2, 6, 5, 3], f, d, [1, 2, 2, 1], "SAME"),
+        [w, dy],
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    _run_both(
+        tf1,
+        lambda m, a, d: m.nn.depthwise_conv2d_backprop_filter(a, [3, 2, 3, 2], d, [1, 2, 2, 1], "SAME"),
+        [x, dy],
+        rtol=1e-4,
+        atol=1e-4,
+    )

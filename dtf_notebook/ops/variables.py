@@ -282,6 +282,19 @@ class Variable:
         t = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
         return t if read_value else t.op
 
+    def count_up_to(self, limit: int) -> Tensor:
+        """``tf.count_up_to(self, limit)``: increments this int variable until it reaches ``limit``.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     Variable(0).count_up_to(3).op.type
+            'CountUpTo'
+        """
+        from dtf_notebook.ops.io.input_ops import count_up_to  # the op lives with the input pipeline ops
+
+        return count_up_to(self._variable, limit)
+
     def scatter_sub(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
         """Subtracts ``IndexedSlices`` from this variable."""
         return state_ops.scatter_sub(self._variable, sparse_delta.indices, sparse_delta.values, use_locking, name)

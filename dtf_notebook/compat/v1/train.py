@@ -30,6 +30,7 @@ from dtf_notebook.train.checkpoint_saver_hook import *  # noqa: F403
 from dtf_notebook.train.checkpoint_utils import NewCheckpointReader, list_variables, load_checkpoint, load_variable
 from dtf_notebook.train.coordinator import *  # noqa: F403
 from dtf_notebook.train.device_setter import replica_device_setter
+from dtf_notebook.train.input import *  # noqa: F403
 from dtf_notebook.train.learning_rate_decay import *  # noqa: F403
 from dtf_notebook.train.meta_graph import export_meta_graph, import_meta_graph
 from dtf_notebook.train.monitored_session import *  # noqa: F403

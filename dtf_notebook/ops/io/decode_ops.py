@@ -27,6 +27,7 @@ import torch
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
+from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
@@ -247,16 +248,18 @@ def decode_csv(
         raise ValueError("select_cols contains negative values.")
     if select_cols is not None and len(select_cols) != len(record_defaults):
         raise ValueError("Length of select_cols and record_defaults do not match.")
-    records_t = convert_to_tensor(records, dtype=dtypes.string, name="records")
-    defaults = [convert_to_tensor(d, name="record_defaults") for d in record_defaults]
-    attrs = {
-        "OUT_TYPE": [d.dtype for d in defaults],
-        "field_delim": field_delim,
-        "use_quote_delim": bool(use_quote_delim),
-        "na_value": na_value,
-        "select_cols": [int(c) for c in select_cols or []],
-    }
-    return list(make_op("DecodeCSV", [records_t, *defaults], attrs, name=name or "DecodeCSV").outputs)
+    with name_scope(name, "DecodeCSV", [records, *record_defaults]) as scope:
+        # (the inputs are converted inside the op's scope, as TF's generated op functions do)
+        records_t = convert_to_tensor(records, dtype=dtypes.string, name="records")
+        defaults = [convert_to_tensor(d, name=f"record_defaults_{i}") for i, d in enumerate(record_defaults)]
+        attrs = {
+            "OUT_TYPE": [d.dtype for d in defaults],
+            "field_delim": field_delim,
+            "use_quote_delim": bool(use_quote_delim),
+            "na_value": na_value,
+            "select_cols": [int(c) for c in select_cols or []],
+        }
+        return list(make_op("DecodeCSV", [records_t, *defaults], attrs, name=scope).outputs)
 
 
 # ---- DecodeRaw ---------------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from dtf_notebook.ops.nn.convolution import (
     pool,
     with_space_to_batch,
 )
+from dtf_notebook.ops.nn.ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_loss_v2, ctc_unique_labels
 from dtf_notebook.ops.nn.depthwise import conv1d, depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from dtf_notebook.ops.nn.embedding import embedding_lookup
 from dtf_notebook.ops.nn.embedding_sparse import embedding_lookup_sparse
@@ -162,4 +163,9 @@ __all__ = [
     "depthwise_conv2d_backprop_filter",
     "fractional_max_pool",
     "fractional_avg_pool",
+    "ctc_loss",
+    "ctc_loss_v2",
+    "ctc_greedy_decoder",
+    "collapse_repeated",
+    "ctc_unique_labels",
 ]

@@ -614,3 +614,129 @@ def test_conv_transpose_and_depthwise_backprops(tf1):
         rtol=1e-4,
         atol=1e-4,
     )
+
+
+# ---- CTC -----------------------------------------------------------------------------------------------------------
+_CTC_LABELS = [[1, 1, 3], [2], [4, 0, 4, 4], [0, 2]]  # repeats, a single label, a label repeated three times
+_CTC_LENGTHS = np.array([8, 5, 8, 3], np.int32)
+
+
+def _ctc_sparse(m, labels=_CTC_LABELS):
+    indices = [[b, i] for b, row in enumerate(labels) for i in range(len(row))]
+    values = [v for row in labels for v in row]
+    return m.SparseTensor(np.array(indices, np.int64), np.array(values, np.int32), [len(labels), 4])
+
+
+@pytest.mark.parametrize("collapse", [False, True])
+@pytest.mark.parametrize("merge", [True, False])
+def test_ctc_loss_values_and_gradients(tf1, collapse, merge):
+    logits = _rand(8, 4, 6, seed=80, low=-3, high=3)
+
+    def build(m, x):
+        return m.nn.ctc_loss(
+            _ctc_sparse(m), x, _CTC_LENGTHS, preprocess_collapse_repeated=collapse, ctc_merge_repeated=merge
+        )
+
+    _run_both(tf1, build, [logits], rtol=1e-4, atol=1e-5)
+
+
+def test_ctc_loss_batch_major_ignoring_long_labels_and_double_precision(tf1):
+    logits = _rand(4, 8, 6, seed=81, low=-3, high=3)
+    lengths = np.array([8, 2, 8, 3], np.int32)  # the second and fourth labels do not fit: zero loss and gradient
+
+    def build(m, x):
+        return m.nn.ctc_loss(
+            _ctc_sparse(m, [[1, 1, 3], [2, 3, 1], [4, 0, 4, 4], [0, 2, 2, 2]]),
+            x,
+            lengths,
+            ignore_longer_outputs_than_inputs=True,
+            time_major=False,
+        )
+
+    values = _run_both(tf1, build, [logits], rtol=1e-4, atol=1e-5)
+    assert values[0][1] == 0 and values[0][3] == 0
+    time_major = logits.transpose(1, 0, 2).astype(np.float64)
+    _run_both(tf1, lambda m, x: m.nn.ctc_loss(_ctc_sparse(m), x, _CTC_LENGTHS), [time_major])
+
+
+def test_ctc_loss_errors_match_tf(tf1):
+    logits = np.zeros([3, 2, 4], np.float32)
+    cases = [
+        ([[1, 2], []], [3, 3], "Labels length is zero in batch 1"),
+        ([[1, 2, 0, 1], [1]], [3, 3], "Not enough time for target transition sequence"),
+        ([[1, 3, 2], [1]], [3, 3], "Saw a non-null label"),
+    ]
+    for labels, lengths, message in cases:
+        for m in (tf1, tf):
+            with m.Graph().as_default(), m.Session() as sess:
+                indices = [[b, i] for b, row in enumerate(labels) for i in range(len(row))]
+                values = [v for row in labels for v in row]
+                sparse = m.SparseTensor(np.array(indices, np.int64), np.array(values, np.int32), [2, 4])
+                with pytest.raises(m.errors.InvalidArgumentError, match=message):
+                    sess.run(m.nn.ctc_loss(sparse, logits, lengths))
+    for m in (tf1, tf):
+        with m.Graph().as_default():
+            x = m.constant(logits)
+            loss = m.nn.ctc_loss(_ctc_sparse(m, [[1], [2]]), x, [3, 3])
+            (g,) = m.gradients(loss, x)
+            with pytest.raises(LookupError, match="Gradient explicitly disabled"):
+                m.gradients(g, x)
+            with pytest.raises(TypeError, match="SparseTensor"):
+                m.nn.ctc_loss([[1]], x, [3, 3])
+
+
+@pytest.mark.parametrize("blank_index", [None, 0, 3, -1])
+def test_ctc_loss_v2_dense_and_sparse_labels(tf1, blank_index):
+    logits = _rand(8, 4, 6, seed=82, low=-3, high=3)
+    dense = np.array([[1, 1, 3, 0], [2, 0, 0, 0], [4, 5, 4, 4], [1, 2, 0, 0]], np.int32)
+    label_length = np.array([3, 1, 4, 2], np.int32)
+    if blank_index is not None:
+        # The blank is never a label.
+        blank = blank_index % 6
+        dense = np.where(dense == blank, (blank + 1) % 6, dense)
+    _run_both(
+        tf1,
+        lambda m, x: m.nn.ctc_loss_v2(dense, x, label_length, _CTC_LENGTHS, blank_index=blank_index),
+        [logits],
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    if blank_index is not None:
+
+        def sparse_build(m, x):
+            rows = [list(r[:n]) for r, n in zip(dense.tolist(), label_length)]
+            return m.nn.ctc_loss_v2(_ctc_sparse(m, rows), x, None, _CTC_LENGTHS, blank_index=blank_index)
+
+        _run_both(tf1, sparse_build, [logits], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("merge", [True, False])
+@pytest.mark.parametrize("blank_index", [None, 0])
+def test_ctc_greedy_decoder(tf1, merge, blank_index):
+    # Rounded logits make ties and repeats.
+    logits = np.round(_rand(7, 3, 4, seed=83, low=-1, high=1) * 2) / 2
+    lengths = np.array([7, 4, 0], np.int32)
+    results = []
+    for m in (tf1, tf):
+        with m.Graph().as_default(), m.Session() as sess:
+            (decoded,), log_prob = m.nn.ctc_greedy_decoder(logits, lengths, merge, blank_index=blank_index)
+            value, lp = sess.run([decoded, log_prob])
+            results.append((value.indices, value.values, value.dense_shape, lp))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b)
+
+
+def test_collapse_repeated_and_ctc_unique_labels(tf1):
+    labels = np.array([[1, 1, 2, 2, 3], [4, 4, 4, 1, 1], [2, 3, 3, 3, 2]], np.int32)
+    lengths = np.array([5, 3, 4], np.int32)
+    # Fed, not constants: TF's shape inference would evaluate the constant labels and know the collapsed length.
+    results = []
+    for m in (tf1, tf):
+        with m.Graph().as_default(), m.Session() as sess:
+            a, n = m.placeholder(m.int32, [3, 5]), m.placeholder(m.int32, [3])
+            collapsed, new_lengths = m.nn.collapse_repeated(a, n)
+            results.append((collapsed.shape.as_list(), *sess.run([collapsed, new_lengths], {a: labels, n: lengths})))
+    assert results[0][0] == results[1][0]
+    for a, b in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_array_equal(a, b)
+    _run_both(tf1, lambda m, a: list(m.nn.ctc_unique_labels(a)), [labels.astype(np.int64)])

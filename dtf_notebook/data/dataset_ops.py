@@ -112,6 +112,12 @@ class DatasetV1:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} shapes: {self.output_shapes}, types: {self.output_types}>"
 
+    def __iter__(self) -> Any:
+        raise RuntimeError(
+            "`tf.data.Dataset` only supports Python-style iteration in eager mode or within tf.function: in graph "
+            "mode, read it through an iterator (make_one_shot_iterator, make_initializable_iterator)."
+        )
+
     # ---- sources ------------------------------------------------------------------------------------------------
     @staticmethod
     def from_tensors(tensors: Any) -> DatasetV1:
@@ -551,7 +557,14 @@ class DatasetV1:
         return result
 
     def ignore_errors(self) -> DatasetV1:
-        """The elements, skipping those whose computation failed (``tf.data.experimental.ignore_errors``)."""
+        """The elements, skipping those whose computation failed (``tf.data.experimental.ignore_errors``).
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     Dataset.from_tensor_slices(["1", "x"]).map(tf.strings.to_number).ignore_errors().output_types
+            tf.float32
+        """
         return _Unary("IgnoreErrorsDataset", self, self._element_structure)
 
     # ---- iterators ----------------------------------------------------------------------------------------------

@@ -41,7 +41,14 @@ def map_and_batch(
     drop_remainder: Any = False,
     num_parallel_calls: Any = None,
 ) -> Transformation:
-    """``map(map_func)`` then ``batch(batch_size, drop_remainder)``, for ``Dataset.apply``."""
+    """``map(map_func)`` then ``batch(batch_size, drop_remainder)``, for ``Dataset.apply``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     DatasetV1.range(5).apply(map_and_batch(lambda x: x * 2, 2)).output_shapes
+        TensorShape([None])
+    """
     return lambda dataset: dataset.map(map_func, num_parallel_calls).batch(batch_size, drop_remainder)
 
 
@@ -66,7 +73,15 @@ def parallel_interleave(
     prefetch_input_elements: Any = None,
 ) -> Transformation:
     """``interleave(map_func, cycle_length, block_length)`` in its deterministic order (``sloppy`` order is a
-    permission, not a promise)."""
+    permission, not a promise).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     ds = DatasetV1.range(3).apply(parallel_interleave(lambda x: DatasetV1.range(x), cycle_length=2))
+        ...     ds.output_types
+        tf.int64
+    """
     return lambda dataset: dataset.interleave(map_func, cycle_length, block_length)
 
 

@@ -278,13 +278,27 @@ def trace(
             if not hasattr(result, "_element_structure"):
                 raise TypeError(f"The function given to `{kind}` must return a `Dataset` object, got {result!r}")
             outputs, pipeline = returns_dataset(result, graph)
+            _check_no_variables(graph)
             return TracedFunction(graph, kind, args, input_spec, outputs, None, result, pipeline)
         if result is None:
             raise TypeError(f"The function given to `{kind}` returned None; it must return tensors")
         element_out = structure.normalize_element(result, name=kind + "_output", lists_are_tuples=True)
         outputs = [graph.capture(t) if t.graph is not graph else t for t in structure.flatten(element_out)]
         output_spec = structure.pack_as(element_out, [structure.TensorSpec(t.dtype, t.shape) for t in outputs])
+    _check_no_variables(graph)
     for t in outputs:
         if t.dtype is dtypes.resource:
             raise TypeError(f"The `{kind}` function returned a resource handle ({t.name}); it must return values")
     return TracedFunction(graph, kind, args, input_spec, outputs, output_spec)
+
+
+_VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp"})
+
+
+def _check_no_variables(graph: FuncGraph) -> None:
+    for op in graph.get_operations():
+        if op.type in _VARIABLE_OPS:
+            raise ValueError(
+                f"Creating variables inside a tf.data function is not supported (the {graph.name} function creates "
+                f"{op.name!r}); create it outside the function and use it there"
+            )

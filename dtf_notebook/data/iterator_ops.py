@@ -213,18 +213,22 @@ class Iterator:
 
     @property
     def output_types(self) -> Any:
+        """The dtype structure of the elements."""
         return structure.types_of(self._spec)
 
     @property
     def output_shapes(self) -> Any:
+        """The static shape structure of the elements."""
         return structure.shapes_of(self._spec)
 
     @property
     def output_classes(self) -> Any:
+        """The class of every component (``Tensor``)."""
         return structure.classes_of(self._spec)
 
     @property
     def element_spec(self) -> Any:
+        """The :class:`~dtf_notebook.data.structure.TensorSpec` structure of the elements."""
         return self._spec
 
 
@@ -274,6 +278,13 @@ def make_one_shot_iterator(dataset: Any) -> Iterator:
 
     Raises:
         ValueError: the dataset captures a placeholder or a stateful op (TF's message).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.data.dataset_ops import Dataset
+        >>> with tf.Graph().as_default():
+        ...     make_one_shot_iterator(Dataset.range(3))._iterator_resource.op.type
+        'OneShotIterator'
     """
     spec = dataset._element_structure
     flat = structure.flatten(spec)

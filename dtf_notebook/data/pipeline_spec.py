@@ -41,6 +41,15 @@ class PipelineBuilder:
     Args:
         graph: The graph the pipeline's inputs must belong to (tensors of enclosing graphs are captured into it
             when it is a function graph).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.data.dataset_ops import Dataset
+        >>> with tf.Graph().as_default() as g:
+        ...     builder = PipelineBuilder(g)
+        ...     index = builder.node(Dataset.range(4).take(2))
+        >>> index, [n["op"] for n in builder.nodes], len(builder.inputs)
+        (1, ['RangeDataset', 'TakeDataset'], 4)
     """
 
     def __init__(self, graph: Graph) -> None:
@@ -103,6 +112,14 @@ def serialize(dataset: Any, graph: Graph) -> tuple[dict[str, Any], list[Tensor]]
 
     Raises:
         ValueError: a tensor the dataset uses belongs to an unrelated graph.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.data.dataset_ops import Dataset
+        >>> with tf.Graph().as_default() as g:
+        ...     pipeline, inputs = serialize(Dataset.from_tensors("a"), g)
+        >>> pipeline["types"], pipeline["output"]
+        ([tf.string], 0)
     """
     builder = PipelineBuilder(graph)
     output = builder.node(dataset)

@@ -354,6 +354,14 @@ def vectorize(fn: TracedFunction) -> tuple[dict[str, Any], list[bool]] | None:
     ``fn`` cannot be vectorized.
 
     The batched function's captures are ``fn``'s, in the same order.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> from dtf_notebook.data.function import trace
+        >>> from dtf_notebook.data.structure import TensorSpec
+        >>> with tf.Graph().as_default():
+        ...     vectorize(trace(lambda x: x + tf.random_uniform([]), TensorSpec(tf.float32, []), "map")) is None
+        True
     """
     if fn.pipeline is not None:
         return None

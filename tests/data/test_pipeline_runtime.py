@@ -164,3 +164,38 @@ def test_iterator_string_handles_name_device_container_and_name():
     assert parse_string_handle(r.string_handle()) == ("/job:worker/replica:0/task:1/device:CPU:0", "c", "it@s")
     with pytest.raises(tf.errors.InvalidArgumentError, match="Could not parse an iterator string handle"):
         parse_string_handle(b"not a handle")
+
+
+def test_batches_gathered_from_slices_match_element_by_element_batches():
+    data = (np.arange(60, dtype=np.float32).reshape(20, 3), np.array([f"s{i}".encode() for i in range(20)], object))
+
+    def keep(*_):
+        return True
+
+    with tf.Graph().as_default():
+        slices = tf.data.Dataset.from_tensor_slices(data)
+        variants = [
+            lambda ds: ds.shuffle(7, seed=3).repeat(3).take(50),  # shuffled row indices, gathered per batch
+            lambda ds: ds.repeat(2).skip(3),
+            lambda ds: ds.take(13).repeat(2),
+        ]
+        for make in variants:
+            fast = _elements(make(slices).batch(6))
+            slow = _elements(make(slices).filter(keep).batch(6))  # the filter forces element-by-element batching
+            assert len(fast) == len(slow)
+            for f, s in zip(fast, slow):
+                np.testing.assert_array_equal(f[0], s[0])
+                assert f[1].tolist() == s[1].tolist()
+
+
+def test_graph_mode_refusals():
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.range(3)
+        with pytest.raises(RuntimeError, match="only supports Python-style iteration in eager mode"):
+            iter(ds)
+        with pytest.raises(ValueError, match="Creating variables inside a tf.data function is not supported"):
+            ds.map(lambda x: x + tf.get_variable("v", [], tf.int64))
+        with pytest.raises(TypeError, match="must return a `Dataset`"):
+            ds.flat_map(lambda x: x)
+        with pytest.raises(TypeError, match="must return a `tf.data.Dataset`"):
+            ds.apply(lambda d: 3)

@@ -35,15 +35,36 @@ __all__ = [
 
 
 def get_output_types(dataset_or_iterator: Any) -> Any:
-    """The dtype structure of a dataset's or iterator's elements."""
+    """The dtype structure of a dataset's or iterator's elements.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     get_output_types(tf.data.Dataset.from_tensors((1, "a")))
+        (tf.int32, tf.string)
+    """
     return dataset_or_iterator.output_types
 
 
 def get_output_shapes(dataset_or_iterator: Any) -> Any:
-    """The static shape structure of a dataset's or iterator's elements."""
+    """The static shape structure of a dataset's or iterator's elements.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     get_output_shapes(tf.data.Dataset.range(3).batch(2))
+        TensorShape([None])
+    """
     return dataset_or_iterator.output_shapes
 
 
 def get_output_classes(dataset_or_iterator: Any) -> Any:
-    """The class structure of a dataset's or iterator's elements (``Tensor`` for each component)."""
+    """The class structure of a dataset's or iterator's elements (``Tensor`` for each component).
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     get_output_classes(tf.data.Dataset.range(3)).__name__
+        'Tensor'
+    """
     return dataset_or_iterator.output_classes

@@ -97,6 +97,12 @@ def _stop_threads() -> None:
             thread.join(timeout=2.0)
 
 
+def _one_kernel_thread() -> None:
+    """A pipeline thread runs its kernels on one thread each (OpenMP's count is per thread): the pipeline's small
+    tensors gain nothing from more, and more would compete with the training step's kernels for the cores."""
+    torch.set_num_threads(1)
+
+
 class _PrefetchIterator(RtIterator):
     def __init__(self, source: RtIterator, size: int, env: Env) -> None:
         self._source, self._size, self._env = source, size, env
@@ -107,6 +113,7 @@ class _PrefetchIterator(RtIterator):
 
     def _fill(self) -> None:
         cond, items, source, env = self._cond, self._items, self._source, self._env
+        _one_kernel_thread()
         try:
             while True:
                 with cond:
@@ -192,7 +199,9 @@ class _ParallelMapIterator(RtIterator):
     def next(self, step: Any) -> tuple | None:
         pending = self._pending
         if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(self._width, thread_name_prefix="dtf-data-map")
+            self._pool = concurrent.futures.ThreadPoolExecutor(
+                self._width, thread_name_prefix="dtf-data-map", initializer=_one_kernel_thread
+            )
         while not self._end and len(pending) < self._width:
             try:
                 element = self._source.next(step)
@@ -280,6 +289,10 @@ def decode_element(data: bytes) -> tuple:
 
     Raises:
         DataLossError: the bytes are not an encoded element.
+
+    Example:
+        >>> decode_element(encode_element((torch.tensor(2.5),)))
+        (tensor(2.5000),)
     """
     try:
         (count,) = struct.unpack_from("<I", data, 0)
@@ -409,6 +422,10 @@ def check_cache_name(filename: Any) -> str:
 
     Raises:
         InvalidArgumentError: the value is not a scalar string.
+
+    Example:
+        >>> check_cache_name(np.array(b"/tmp/cache", dtype=object))
+        '/tmp/cache'
     """
     array = np.asarray(filename, dtype=object)
     if array.ndim != 0:

@@ -39,6 +39,8 @@ __all__ = [
     "row",
     "rows",
     "dim0",
+    "gather",
+    "concat",
     "invalid",
 ]
 
@@ -195,6 +197,32 @@ def rows(value: Any, start: int, stop: int) -> Any:
         tensor([1, 2])
     """
     return value[start:stop]
+
+
+def gather(value: Any, indices: Sequence[int]) -> Any:
+    """The rows ``indices`` of a value, stacked (one gather instead of a slice and a stack per row).
+
+    Example:
+        >>> gather(torch.tensor([10, 11, 12]), [2, 0]), gather(np.array([b"a", b"b"], dtype=object), [1]).tolist()
+        (tensor([12, 10]), [b'b'])
+    """
+    if isinstance(value, torch.Tensor):
+        return value.index_select(0, torch.tensor(indices, dtype=torch.int64, device=value.device))
+    return value[np.asarray(indices, dtype=np.int64)]
+
+
+def concat(parts: Sequence[Any]) -> Any:
+    """Values joined along dimension 0.
+
+    Example:
+        >>> concat([torch.tensor([1]), torch.tensor([2, 3])])
+        tensor([1, 2, 3])
+    """
+    if len(parts) == 1:
+        return parts[0]
+    if isinstance(parts[0], torch.Tensor):
+        return torch.cat(list(parts))
+    return np.concatenate(list(parts))
 
 
 def stack(values: Sequence[Any], component: int = 0) -> Any:

@@ -66,6 +66,11 @@ class CompiledPipeline:
 
     Raises:
         InvalidArgumentError: a node names an unknown transformation.
+
+    Example:
+        >>> spec = {"nodes": [{"op": "TensorDataset", "inputs": [0], "children": [], "attrs": {}}], "output": 0}
+        >>> CompiledPipeline(spec, None, None).instantiate([torch.tensor(7)], Env()).iterator().next(None)
+        (tensor(7),)
     """
 
     def __init__(self, pipeline: dict[str, Any], device: LocalDevice | None, state: ExecutionState | None) -> None:

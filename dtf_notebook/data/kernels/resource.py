@@ -42,6 +42,13 @@ class IteratorResource(SharedResource):
     Args:
         name, container, mgr, device: See :class:`~dtf_notebook.runtime.queues.SharedResource`.
         types: The flat component dtypes it hands out; ``shapes``: their static shapes.
+
+    Example:
+        >>> IteratorResource("it", "", None, "/cpu:0", [], []).get_next(None)
+        Traceback (most recent call last):
+        ...
+        dtf_notebook.errors.FailedPreconditionError: GetNext() failed because the iterator has not been \
+initialized. Ensure that you have run the initializer operation for this iterator before getting the next element.
     """
 
     kind = "Iterator"

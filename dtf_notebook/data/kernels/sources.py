@@ -27,6 +27,7 @@ from dtf_notebook.data.kernels.common import (
     RtDataset,
     RtIterator,
     dim0,
+    gather,
     invalid,
     row,
     rows,
@@ -78,17 +79,43 @@ class TensorsDataset(RtDataset):
         return _Once(self.element)
 
 
+_CHUNK_ROWS = 1024  # rows unbound at a time: one view per row costs far less than indexing each row
+
+
 class _SlicesIterator(RtIterator):
+    """Rows of the components, in order; it also hands out row *indices* (:meth:`next_index`, :meth:`gather`) so
+    that a shuffle or batch above it can gather many rows at once."""
+
     def __init__(self, components: tuple, n: int) -> None:
-        self._components, self._n, self._i = components, n, 0
-        self.next_batch = self._next_batch
+        self.components, self._n, self._i = components, n, 0
+        self._chunk_start, self._chunk_end = 0, 0
+        self._chunk: list[Any] = []
+        if components:
+            self.next_batch = self._next_batch
 
     def next(self, step: Any) -> tuple | None:
         i = self._i
         if i >= self._n:
             return None
         self._i = i + 1
-        return tuple([row(c, i) for c in self._components])
+        if i >= self._chunk_end:
+            end = min(self._n, i + _CHUNK_ROWS)
+            self._chunk = [c[i:end].unbind(0) if isinstance(c, torch.Tensor) else None for c in self.components]
+            self._chunk_start, self._chunk_end = i, end
+        k = i - self._chunk_start
+        return tuple([rows_[k] if rows_ is not None else row(c, i) for rows_, c in zip(self._chunk, self.components)])
+
+    def next_index(self) -> int | None:
+        """The next row's index (the row itself is not made), or None at the end."""
+        i = self._i
+        if i >= self._n:
+            return None
+        self._i = i + 1
+        return i
+
+    def gather(self, indices: Sequence[int]) -> tuple:
+        """The rows ``indices`` of every component, stacked."""
+        return tuple([gather(c, indices) for c in self.components])
 
     def _next_batch(self, n: int, step: Any) -> tuple | None:
         i = self._i
@@ -96,7 +123,7 @@ class _SlicesIterator(RtIterator):
             return None
         j = min(self._n, i + n)
         self._i = j
-        return tuple([rows(c, i, j) for c in self._components])
+        return tuple([rows(c, i, j) for c in self.components])
 
 
 class TensorSlicesDataset(RtDataset):

@@ -29,6 +29,7 @@ from dtf_notebook import errors
 from dtf_notebook.data.kernels.common import (
     RtDataset,
     RtIterator,
+    concat,
     invalid,
     row,
     scalar_bool,
@@ -490,13 +491,17 @@ class _ShuffleIterator(RtIterator):
     def __init__(self, source: RtIterator, buffer_size: int, seed: int) -> None:
         self._source, self._size = source, buffer_size
         self._random = random.Random(seed)
-        self._buffer: list[tuple] = []
+        self._buffer: list[Any] = []
         self._end = False
+        # Over the rows of tensors (from_tensor_slices) the buffer holds row indices, and a batch is one gather.
+        self._indices = getattr(source, "next_index", None)
+        if self._indices is not None:
+            self.next_batch = self._next_batch
 
-    def next(self, step: Any) -> tuple | None:
+    def _pick(self, step: Any) -> Any:
         buffer = self._buffer
         while not self._end and len(buffer) < self._size:
-            element = self._source.next(step)
+            element = self._indices() if self._indices is not None else self._source.next(step)
             if element is None:
                 self._end = True
                 break
@@ -509,6 +514,21 @@ class _ShuffleIterator(RtIterator):
         if i < len(buffer):
             buffer[i] = last
         return out
+
+    def next(self, step: Any) -> tuple | None:
+        picked = self._pick(step)
+        if picked is None or self._indices is None:
+            return picked
+        return tuple(row(c, picked) for c in self._source.components)
+
+    def _next_batch(self, n: int, step: Any) -> tuple | None:
+        picked = []
+        while len(picked) < n:
+            index = self._pick(step)
+            if index is None:
+                break
+            picked.append(index)
+        return self._source.gather(picked) if picked else None
 
     def close(self) -> None:
         self._buffer = []
@@ -556,6 +576,19 @@ class _RepeatIterator(RtIterator):
         self._dataset, self._left = source, count
         self._current: RtIterator | None = source.iterator() if count != 0 else None
         self._produced = False
+        if self._current is not None and self._current.next_batch is not None:
+            self.next_batch = self._next_batch
+
+    def _next_epoch(self) -> None:
+        """The current pass ended: start the next one, unless the count is reached or the pass was empty."""
+        self._current.close()
+        self._current = None
+        if self._left > 0:
+            self._left -= 1
+        # An empty pass would repeat forever: stop (TF does the same for an empty input).
+        if self._left != 0 and self._produced:
+            self._produced = False
+            self._current = self._dataset.iterator()
 
     def next(self, step: Any) -> tuple | None:
         while self._current is not None:
@@ -563,15 +596,24 @@ class _RepeatIterator(RtIterator):
             if element is not None:
                 self._produced = True
                 return element
-            self._current.close()
-            self._current = None
-            if self._left > 0:
-                self._left -= 1
-            # An empty pass would repeat forever: stop (TF does the same for an empty input).
-            if self._left != 0 and self._produced:
-                self._produced = False
-                self._current = self._dataset.iterator()
+            self._next_epoch()
         return None
+
+    def _next_batch(self, n: int, step: Any) -> tuple | None:
+        """Up to ``n`` elements, across passes, stacked."""
+        parts: list[tuple] = []
+        count = 0
+        while count < n and self._current is not None:
+            part = self._current.next_batch(n - count, step)
+            if part is None:
+                self._next_epoch()
+                continue
+            self._produced = True
+            parts.append(part)
+            count += int(part[0].shape[0])
+        if not parts:
+            return None
+        return tuple(concat([p[c] for p in parts]) for c in range(len(parts[0])))
 
     def close(self) -> None:
         if self._current is not None:
@@ -597,6 +639,8 @@ class RepeatDataset(RtDataset):
 class _TakeIterator(RtIterator):
     def __init__(self, source: RtIterator, count: int) -> None:
         self._source, self._left = source, count
+        if source.next_batch is not None:
+            self.next_batch = self._next_batch
 
     def next(self, step: Any) -> tuple | None:
         if self._left == 0:
@@ -605,6 +649,14 @@ class _TakeIterator(RtIterator):
         if element is not None and self._left > 0:
             self._left -= 1
         return element
+
+    def _next_batch(self, n: int, step: Any) -> tuple | None:
+        if self._left == 0:
+            return None
+        part = self._source.next_batch(n if self._left < 0 else min(n, self._left), step)
+        if part is not None and self._left > 0:
+            self._left -= int(part[0].shape[0])
+        return part
 
     def close(self) -> None:
         self._source.close()

@@ -195,8 +195,12 @@ def _decode_csv_infer(op: Operation) -> list:
             raise TypeError(f"csv: data type {t.name} not supported in field {i}")
         if d.dtype != t:
             raise TypeError(f"Record default {i} of {op.name} has type {d.dtype.name}, but OUT_TYPE says {t.name}")
-        if d.shape.ndims is not None and d.shape.ndims > 1:
-            raise ValueError(f"Shape must be at most rank 1 but is rank {d.shape.ndims} for record default {i}")
+        dims = d.shape.as_list() if d.shape.ndims is not None else None
+        if dims is not None and (len(dims) > 1 or (dims and dims[0] is not None and dims[0] > 1)):
+            raise ValueError(
+                f"Shape of a default must be a length-0 or length-1 vector, or a scalar. (record default {i} of "
+                f"{op.name} has shape {d.shape})"
+            )
     return [(t, op.inputs[0].shape) for t in types]
 
 
@@ -328,8 +332,8 @@ def _raw_kernel(op: Operation, ctx: Any) -> Any:
                 raise errors.InvalidArgumentError(
                     None,
                     op,
-                    f"DecodeRaw requires input strings to all be the same size, but element {i} has size {len(b)} "
-                    f"!= {size}",
+                    f"DecodeRaw requires input strings to all be the same size, but element {i} has size {size} "
+                    f"!= {len(b)}",
                 )
         array = np.frombuffer(b"".join(flat), dtype=np_type).reshape((*np.shape(data), size // np_type.itemsize))
         return _to_torch(array, op)

@@ -129,11 +129,12 @@ def _dense_value(spec: Dense, values: np.ndarray, where: _Where) -> np.ndarray:
         rows = values.size // spec.stride if spec.stride else 0
         return values.reshape((rows, *spec.shape[1:]))
     if values.size != spec.stride:
+        if isinstance(where, _StepWhere):  # TF words it differently for a step of a feature list
+            detail = f"Number of values != expected.  values size: {values.size}"
+        else:
+            detail = f"Number of {name} values != expected.  Values size: {values.size}"
         raise errors.InvalidArgumentError(
-            None,
-            None,
-            f"{where.key(spec.key)}Number of {name} values != expected.  Values size: {values.size} but output "
-            f"shape: {format_shape(spec.shape)}",
+            None, None, f"{where.key(spec.key)}{detail} but output shape: {format_shape(spec.shape)}"
         )
     return values.reshape(spec.shape)
 

@@ -189,8 +189,7 @@ def _parse_example_op(serialized: Tensor, names: Any, spec: ParseSpec) -> dict[s
         result[key] = outs[3 * n_sparse + i]
     rest = outs[3 * n_sparse + n_dense :]
     n_features = len(features)
-    single = serialized.shape.ndims == 0
-    batch = [] if single else [serialized.shape[0].value if serialized.shape.ndims else None]
+    batch = [] if serialized.shape.ndims == 0 else [None]  # (TF's static batch size is unknown here too)
     for i, (key, _) in enumerate(spec.sparse_features):
         st = SparseTensor(rest[i], rest[n_features + i], rest[2 * n_features + i])
         st._dense_shape_default = TensorShape(batch + [int(s) for s in size_lists[i]])

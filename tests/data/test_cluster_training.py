@@ -94,3 +94,22 @@ def test_a_worker_cannot_read_records_outside_its_file_roots(tmp_path):
             record = tf.data.TFRecordDataset(outside).make_one_shot_iterator().get_next()
         with tf.Session(cluster.target("worker", 0)) as sess, pytest.raises(tf.errors.PermissionDeniedError):
             sess.run(record)
+
+
+def test_initializable_and_feedable_iterators_keep_their_place_on_the_worker():
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as cluster, tf.Graph().as_default():
+        with tf.device(tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")):
+            n = tf.placeholder(tf.int64, [])
+            offset = tf.get_variable("offset", [], tf.int64, initializer=tf.constant_initializer(100))
+            it = tf.data.Dataset.range(n).map(lambda x: x + offset).make_initializable_iterator()
+            x = it.get_next()
+            handle = tf.placeholder(tf.string, [])
+            y = tf.data.Iterator.from_string_handle(handle, tf.int64, tf.TensorShape([])).get_next()
+        assert offset.op.device.startswith("/job:ps") and it._iterator_resource.op.device.startswith("/job:worker")
+        with tf.Session(cluster.target("worker", 0)) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(it.initializer, {n: 3})  # the fed size and the ps variable's value travel to the worker
+            h = sess.run(it.string_handle())
+            assert [int(sess.run(x)), int(sess.run(y, {handle: h})), int(sess.run(x))] == [100, 101, 102]
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(x)

@@ -140,7 +140,34 @@ CASES = {
     "prefetch_autotune": lambda m: m.data.Dataset.range(5).prefetch(-1),
     "cache_memory": lambda m: m.data.Dataset.range(4).map(lambda x: x + 1).cache().repeat(3),
     "apply": lambda m: m.data.Dataset.range(6).apply(lambda ds: ds.skip(1).batch(2)),
+    "padded_batch_dict": lambda m: (
+        m.data.Dataset.range(1, 5)
+        .map(lambda x: {"v": m.fill([x], x), "s": m.as_string(x)})
+        .padded_batch(
+            2,
+            padded_shapes={"v": [None], "s": []},
+            padding_values={"v": m.constant(9, m.int64), "s": "-"},
+            drop_remainder=True,
+        )
+    ),
+    "batch_size_fed": lambda m: (lambda p: (m.data.Dataset.range(7).batch(p), {p: 3}))(m.placeholder(m.int64, [])),
+    "map_batch_strings": lambda m: (
+        m.data.Dataset.from_tensor_slices(["a b", " c "])
+        .map(lambda s: (m.strings.strip(s), m.strings.length(s), m.strings.regex_replace(s, " ", "_")))
+        .batch(2)
+    ),
     # combinations
+    "combo_zip_one_dataset_twice": lambda m: (lambda d: m.data.Dataset.zip((d, d)))(m.data.Dataset.range(3)),
+    "combo_nested_structures": lambda m: m.data.Dataset.range(3).map(lambda x: ((x, (x + 1, "a")), {"z": x})),
+    "combo_flat_map_zip": lambda m: m.data.Dataset.range(3).flat_map(
+        lambda x: m.data.Dataset.zip((m.data.Dataset.range(x), m.data.Dataset.range(x).map(lambda y: y * 2)))
+    ),
+    "combo_batches_concatenated_filtered": lambda m: (
+        m.data.Dataset.range(3)
+        .batch(2)
+        .concatenate(m.data.Dataset.range(4).batch(3))
+        .filter(lambda b: m.reduce_sum(b) > 0)
+    ),
     "combo_pipeline": lambda m: (
         m.data.Dataset.zip((m.data.Dataset.range(20), m.data.Dataset.range(20).map(lambda x: m.as_string(x))))
         .filter(lambda a, b: a % 2 == 0)

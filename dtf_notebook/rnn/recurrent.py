@@ -49,6 +49,8 @@ __all__ = [
     "static_rnn",
     "static_bidirectional_rnn",
     "static_state_saving_rnn",
+    "stack_bidirectional_dynamic_rnn",
+    "stack_bidirectional_rnn",
 ]
 
 
@@ -832,3 +834,127 @@ def static_bidirectional_rnn(
     output_bw = _reverse_seq(tmp, sequence_length)
     flat_outputs = [array_ops.concat([fw, bw], 1) for fw, bw in zip(nest.flatten(output_fw), nest.flatten(output_bw))]
     return nest.pack_sequence_as(output_fw, flat_outputs), output_state_fw, output_state_bw
+
+
+# ---- stacked bidirectional RNNs (tf.contrib.rnn) ---------------------------------------------------------------
+def _check_stack_cells(cells_fw: Any, cells_bw: Any, initial_states_fw: Any, initial_states_bw: Any) -> None:
+    if not cells_fw:
+        raise ValueError("Must specify at least one fw cell for BidirectionalRNN.")
+    if not cells_bw:
+        raise ValueError("Must specify at least one bw cell for BidirectionalRNN.")
+    if not isinstance(cells_fw, list):
+        raise ValueError("cells_fw must be a list of RNNCells (one per layer).")
+    if not isinstance(cells_bw, list):
+        raise ValueError("cells_bw must be a list of RNNCells (one per layer).")
+    if len(cells_fw) != len(cells_bw):
+        raise ValueError("Forward and Backward cells must have the same depth.")
+    if initial_states_fw is not None and (
+        not isinstance(initial_states_fw, list) or len(initial_states_fw) != len(cells_fw)
+    ):
+        raise ValueError("initial_states_fw must be a list of state tensors (one per layer).")
+    if initial_states_bw is not None and (
+        not isinstance(initial_states_bw, list) or len(initial_states_bw) != len(cells_bw)
+    ):
+        raise ValueError("initial_states_bw must be a list of state tensors (one per layer).")
+
+
+def stack_bidirectional_dynamic_rnn(
+    cells_fw: list[Any],
+    cells_bw: list[Any],
+    inputs: Any,
+    initial_states_fw: list[Any] | None = None,
+    initial_states_bw: list[Any] | None = None,
+    dtype: Any = None,
+    sequence_length: Any = None,
+    parallel_iterations: int | None = None,
+    time_major: bool = False,
+    scope: Any = None,
+    swap_memory: bool = False,
+) -> tuple[Tensor, tuple[Any, ...], tuple[Any, ...]]:
+    """``tf.contrib.rnn``'s stacked bidirectional RNN: layer ``i`` is a :func:`bidirectional_dynamic_rnn` in scope
+    ``stack_bidirectional_rnn/cell_i`` over the concatenated outputs of layer ``i - 1``.
+
+    Returns:
+        ``(outputs, output_states_fw, output_states_bw)``: the last layer's concatenated outputs and a tuple of each
+        layer's final forward and backward states.
+
+    Raises:
+        ValueError: empty cell lists, lists of different lengths, or initial states not one per layer.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     fw = [tf.nn.rnn_cell.GRUCell(3), tf.nn.rnn_cell.GRUCell(2)]
+        ...     bw = [tf.nn.rnn_cell.GRUCell(3), tf.nn.rnn_cell.GRUCell(2)]
+        ...     stacked = tf.contrib.rnn.stack_bidirectional_dynamic_rnn
+        ...     out, _, _ = stacked(fw, bw, tf.zeros([4, 5, 6]), dtype=tf.float32)
+        ...     first = tf.trainable_variables()[0].name
+        >>> out.shape.as_list(), first
+        ([4, 5, 4], 'stack_bidirectional_rnn/cell_0/bidirectional_rnn/fw/gru_cell/gates/kernel:0')
+    """
+    _check_stack_cells(cells_fw, cells_bw, initial_states_fw, initial_states_bw)
+    states_fw, states_bw = [], []
+    prev_layer = inputs
+    with variable_scope(scope or "stack_bidirectional_rnn"):
+        for i, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
+            with variable_scope(f"cell_{i}"):
+                outputs, (state_fw, state_bw) = bidirectional_dynamic_rnn(
+                    cell_fw,
+                    cell_bw,
+                    prev_layer,
+                    initial_state_fw=initial_states_fw[i] if initial_states_fw else None,
+                    initial_state_bw=initial_states_bw[i] if initial_states_bw else None,
+                    sequence_length=sequence_length,
+                    parallel_iterations=parallel_iterations,
+                    dtype=dtype,
+                    swap_memory=swap_memory,
+                    time_major=time_major,
+                )
+                prev_layer = array_ops.concat(outputs, 2)
+            states_fw.append(state_fw)
+            states_bw.append(state_bw)
+    return prev_layer, tuple(states_fw), tuple(states_bw)
+
+
+def stack_bidirectional_rnn(
+    cells_fw: list[Any],
+    cells_bw: list[Any],
+    inputs: Any,
+    initial_states_fw: list[Any] | None = None,
+    initial_states_bw: list[Any] | None = None,
+    dtype: Any = None,
+    sequence_length: Any = None,
+    scope: Any = None,
+) -> tuple[list[Tensor], tuple[Any, ...], tuple[Any, ...]]:
+    """The unrolled form of :func:`stack_bidirectional_dynamic_rnn` over a list of inputs (layers of
+    :func:`static_bidirectional_rnn` in scopes ``stack_bidirectional_rnn/cell_i``).
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     cells = [tf.nn.rnn_cell.BasicRNNCell(2)], [tf.nn.rnn_cell.BasicRNNCell(3)]
+        ...     outs, _, _ = tf.contrib.rnn.stack_bidirectional_rnn(*cells, [tf.zeros([1, 4])] * 3, dtype=tf.float32)
+        >>> len(outs), outs[0].shape.as_list()
+        (3, [1, 5])
+    """
+    _check_stack_cells(cells_fw, cells_bw, initial_states_fw, initial_states_bw)
+    if not inputs:
+        raise ValueError("inputs must not be empty")
+    states_fw, states_bw = [], []
+    prev_layer = inputs
+    with variable_scope(scope or "stack_bidirectional_rnn"):
+        for i, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
+            with variable_scope(f"cell_{i}") as cell_scope:
+                prev_layer, state_fw, state_bw = static_bidirectional_rnn(
+                    cell_fw,
+                    cell_bw,
+                    prev_layer,
+                    initial_state_fw=initial_states_fw[i] if initial_states_fw else None,
+                    initial_state_bw=initial_states_bw[i] if initial_states_bw else None,
+                    sequence_length=sequence_length,
+                    dtype=dtype,
+                    scope=cell_scope,
+                )
+            states_fw.append(state_fw)
+            states_bw.append(state_bw)
+    return prev_layer, tuple(states_fw), tuple(states_bw)

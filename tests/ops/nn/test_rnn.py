@@ -372,3 +372,32 @@ def test_lstm_language_model_training_matches_tf(real):
     assert names == names_tf
     np.testing.assert_allclose(losses, losses_tf, rtol=1e-4)
     assert losses[-1] < losses[0]
+
+
+def test_stack_bidirectional_dynamic_rnn_matches_tf_composition(real):
+    # TF 2 has no tf.contrib: its stack_bidirectional_dynamic_rnn is rebuilt here from TF's own pieces, as contrib
+    # wrote it (a bidirectional_dynamic_rnn per layer in scope cell_i, outputs concatenated).
+    x = _rand(3, 5, 2, seed=20)
+
+    def build(m, x):
+        fw = [m.cells.GRUCell(3), m.cells.BasicLSTMCell(2)]
+        bw = [m.cells.GRUCell(3), m.cells.BasicLSTMCell(2)]
+        if m.tf is tf:
+            out, states_fw, states_bw = tf.contrib.rnn.stack_bidirectional_dynamic_rnn(
+                fw, bw, x, sequence_length=[5, 2, 4], dtype=tf.float32
+            )
+            return out, (states_fw, states_bw)
+        states_fw, states_bw, prev = [], [], x
+        with m.tf.variable_scope("stack_bidirectional_rnn"):
+            for i, (cell_fw, cell_bw) in enumerate(zip(fw, bw)):
+                with m.tf.variable_scope(f"cell_{i}"):
+                    outputs, (s_fw, s_bw) = m.rnn.bidirectional_dynamic_rnn(
+                        cell_fw, cell_bw, prev, sequence_length=[5, 2, 4], dtype=m.tf.float32
+                    )
+                    prev = m.tf.concat(outputs, 2)
+                states_fw.append(s_fw)
+                states_bw.append(s_bw)
+        return prev, (tuple(states_fw), tuple(states_bw))
+
+    expected, _ = _run_both(real, build, [x])
+    assert expected["names"][0] == "stack_bidirectional_rnn/cell_0/bidirectional_rnn/fw/gru_cell/gates/kernel:0"

@@ -6,7 +6,13 @@ Example:
     (True, True)
 """
 
-from dtf_notebook.rnn.recurrent import static_bidirectional_rnn, static_rnn, static_state_saving_rnn
+from dtf_notebook.rnn.recurrent import (
+    stack_bidirectional_dynamic_rnn,
+    stack_bidirectional_rnn,
+    static_bidirectional_rnn,
+    static_rnn,
+    static_state_saving_rnn,
+)
 from dtf_notebook.rnn.rnn_cell import (
     BasicLSTMCell,
     BasicRNNCell,
@@ -31,6 +37,8 @@ __all__ = [
     "MultiRNNCell",
     "RNNCell",
     "ResidualWrapper",
+    "stack_bidirectional_dynamic_rnn",
+    "stack_bidirectional_rnn",
     "static_bidirectional_rnn",
     "static_rnn",
     "static_state_saving_rnn",

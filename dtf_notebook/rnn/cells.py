@@ -2,8 +2,9 @@
 and ``MultiRNNCell``, with ``LSTMStateTuple``.
 
 Cells are ``tf.layers`` layers built as TF1's ``rnn_cell_impl`` builds them, so variables get TF1's names
-(``rnn/basic_lstm_cell/kernel``, ``rnn/multi_rnn_cell/cell_0/gru_cell/gates/kernel``, ...) and checkpoints
-written by TF1 restore here. A cell called again reuses its variables; its ops go to its first name scope.
+(``rnn/basic_lstm_cell/kernel``, ``rnn/multi_rnn_cell/cell_0/gru_cell/gates/kernel``, ...) and shapes, and a
+checkpoint's variables map onto them by name. A cell called again reuses its variables; its ops go to its first
+name scope.
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf

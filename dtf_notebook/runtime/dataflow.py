@@ -19,9 +19,10 @@ TF1's rules, as in its executor:
   A frame is done when all of its ``Enter``\\ s arrived and every iteration finished; its ``Exit``\\ s that
   never saw a live value then send dead values out (a loop inside an untaken ``cond`` branch).
   At most ``parallel_iterations`` iterations of a frame are alive at once.
-- **Blocking kernels** (``may_block``) never hold the step hostage: when other work is ready they run on
-  threads of their own; when nothing else can run they run on the calling thread. A thread that finishes
-  a step keeps running what became ready, so no value waits behind a blocked kernel.
+- **Blocking kernels** (``may_block``) never hold the step hostage: they start once nothing else is ready
+  and the sends the step holds back went out; each then runs on a thread of its own, the last one on the
+  calling thread. A thread that finishes a step keeps running what became ready, so no value waits behind a
+  blocked kernel.
 - **Errors.** The first kernel error stops the step: nothing more starts, the step context is aborted
   (kernels blocked in it give up), and the error is returned with the failing step's index.
 - **Values are released** after their last reader in their iteration (each iteration counts its slots'
@@ -525,6 +526,18 @@ class FlowRun:
                     if self.ready and self.helpers < self.max_helpers:
                         self.helpers += 1
                         _POOL.submit(self._help)
+                elif not flushed and self.step is not None:
+                    # Out of steps that cannot block: let out the sends the step holds back first (outside the
+                    # lock), before any kernel waits, since what it waits for may depend on one of them (two workers
+                    # sharing a ps stalled for seconds without this; sent only after the receives were handed to
+                    # threads, they reached the peer a millisecond late).
+                    flushed = True
+                    lock.release()
+                    try:
+                        self.step.before_wait()
+                    finally:
+                        lock.acquire()
+                    continue
                 elif self.failure is None and self.ready_blocking:
                     i, it = self.ready_blocking.popleft()
                     if self.ready_blocking:
@@ -533,17 +546,6 @@ class FlowRun:
                         _POOL.submit(lambda i=i, it=it: self._run_then_help(i, it))
                         continue
                     # Nothing else is runnable: the blocking kernel may wait on this thread.
-                elif not flushed and self.step is not None:
-                    # Out of runnable steps: let out the sends the step holds back first (outside the lock), since
-                    # what is in flight may wait on a peer that waits on one of them (two workers sharing a ps
-                    # stalled for seconds without this).
-                    flushed = True
-                    lock.release()
-                    try:
-                        self.step.before_wait()
-                    finally:
-                        lock.acquire()
-                    continue
                 elif main and self.in_flight:
                     self.waiting += 1
                     self.cond.wait(_WAIT_SECS)

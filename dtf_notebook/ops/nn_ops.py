@@ -57,6 +57,7 @@ from dtf_notebook.ops.nn.convolution import (
 )
 from dtf_notebook.ops.nn.ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_loss_v2, ctc_unique_labels
 from dtf_notebook.ops.nn.depthwise import conv1d, depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
+from dtf_notebook.ops.nn.dilation import dilation2d, erosion2d
 from dtf_notebook.ops.nn.embedding import embedding_lookup
 from dtf_notebook.ops.nn.embedding_sparse import embedding_lookup_sparse
 from dtf_notebook.ops.nn.fractional_pool import fractional_avg_pool, fractional_max_pool
@@ -168,4 +169,6 @@ __all__ = [
     "ctc_greedy_decoder",
     "collapse_repeated",
     "ctc_unique_labels",
+    "dilation2d",
+    "erosion2d",
 ]

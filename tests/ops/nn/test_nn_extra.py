@@ -740,3 +740,15 @@ def test_collapse_repeated_and_ctc_unique_labels(tf1):
     for a, b in zip(results[0][1:], results[1][1:]):
         np.testing.assert_array_equal(a, b)
     _run_both(tf1, lambda m, a: list(m.nn.ctc_unique_labels(a)), [labels.astype(np.int64)])
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+@pytest.mark.parametrize(
+    "strides,rates", [([1, 1, 1, 1], [1, 1, 1, 1]), ([1, 2, 1, 1], [1, 1, 1, 1]), ([1, 1, 1, 1], [1, 2, 3, 1])]
+)
+def test_dilation2d_and_erosion2d(tf1, padding, strides, rates):
+    # Rounded values make ties, which both must give to the same element.
+    x = np.round(_rand(2, 7, 8, 3, seed=90) * 2) / 2
+    f = np.round(_rand(3, 2, 3, seed=91) * 2) / 2
+    _run_both(tf1, lambda m, a, b: m.nn.dilation2d(a, b, strides, rates, padding), [x, f])
+    _run_both(tf1, lambda m, a, b: m.nn.erosion2d(a, b, strides, rates, padding), [x, f])

@@ -14,11 +14,14 @@ training digits of :func:`dtf_notebook.datasets.load_digits_784` (784 floats, in
   - ``slices_shuffle_map_batch_prefetch``: the same with ``shuffle(1000)`` before ``repeat``;
   - ``slices_map_per_element``: a map that cannot be vectorized (noise from ``tf.random_uniform``), run per
     element;
+  - ``tfrecord_example_map_batch_prefetch``: a TFRecord file of ``tf.train.Example`` records (784 float32 pixels
+    as raw bytes, an int64 label) read by ``parse_single_example`` + ``decode_raw``, ``batch(100)``,
+    ``prefetch(2)`` (vectorized here: one parse per batch);
   - ``tfrecord_png_map_batch_prefetch``: a TFRecord file of the digits as PNG records (label byte + PNG), parsed
     by ``decode_png`` per element with ``num_parallel_calls=2``, ``batch(100)``, ``prefetch(2)``;
 
 * MLP training steps/s (784-100-10, Adam, batch 100): ``feed_dict`` from numpy batches, against the same model
-  fed by ``get_next`` of the shuffled slices pipeline and of the TFRecord pipeline.
+  fed by ``get_next`` of the shuffled slices pipeline and of the TFRecord ``Example`` pipeline.
 
 Prints one JSON object: ``{"dtf": {...}, "tf": {...}}``.
 """
@@ -68,6 +71,21 @@ def write_png_records(path: str, images: np.ndarray, labels: np.ndarray) -> None
             writer.write(str(int(label)).encode() + png.getvalue())
 
 
+def write_example_records(path: str, images: np.ndarray, labels: np.ndarray) -> None:
+    """One ``tf.train.Example`` per digit: 784 float32 pixels as raw bytes and an int64 label."""
+    import dtf_notebook.compat.v1 as dtf
+    from dtf_notebook.lib.io.tf_record import TFRecordWriter
+
+    with TFRecordWriter(path) as writer:
+        for image, label in zip(images, labels):
+            pixels = image.astype(np.float32).tobytes()
+            feature = {
+                "image_raw": dtf.train.Feature(bytes_list=dtf.train.BytesList(value=[pixels])),
+                "label": dtf.train.Feature(int64_list=dtf.train.Int64List(value=[int(label)])),
+            }
+            writer.write(dtf.train.Example(features=dtf.train.Features(feature=feature)).SerializeToString())
+
+
 def _rate(run: Callable[[], Any], seconds: float, per_call: int) -> float:
     """Calls per second times ``per_call``, over at least ``seconds`` after a warm-up."""
     for _ in range(20):
@@ -92,7 +110,13 @@ def measure(lib: str, seconds: float, records: str) -> dict[str, float]:
     def per_element(a, b):  # a random op per element: it cannot be vectorized
         return a * (1 / 16.0) + tf.random_uniform([784], maxval=0.01), b
 
-    def parse(record):
+    def parse_example(record):
+        features = tf.parse_single_example(
+            record, {"image_raw": tf.FixedLenFeature([], tf.string), "label": tf.FixedLenFeature([], tf.int64)}
+        )
+        return tf.reshape(tf.decode_raw(features["image_raw"], tf.float32), [784]), features["label"]
+
+    def parse_png(record):
         label = tf.strings.to_number(tf.strings.substr(record, 0, 1), tf.int64)
         image = tf.image.decode_png(tf.strings.substr(record, 1, 1 << 20), channels=1)
         return tf.reshape(tf.cast(image, tf.float32) * (16 / 255), [784]), label
@@ -112,8 +136,15 @@ def measure(lib: str, seconds: float, records: str) -> dict[str, float]:
         "slices_map_per_element": lambda: (
             tf.data.Dataset.from_tensor_slices((x, y)).repeat().map(per_element).batch(BATCH).prefetch(2)
         ),
+        "tfrecord_example_map_batch_prefetch": lambda: (
+            tf.data.TFRecordDataset(records + ".examples").repeat().map(parse_example).batch(BATCH).prefetch(2)
+        ),
         "tfrecord_png_map_batch_prefetch": lambda: (
-            tf.data.TFRecordDataset(records).repeat().map(parse, num_parallel_calls=2).batch(BATCH).prefetch(2)
+            tf.data.TFRecordDataset(records + ".png")
+            .repeat()
+            .map(parse_png, num_parallel_calls=2)
+            .batch(BATCH)
+            .prefetch(2)
         ),
     }
     out: dict[str, float] = {}
@@ -145,7 +176,7 @@ def measure(lib: str, seconds: float, records: str) -> dict[str, float]:
                 sess.run(train, {xs: xb, ys: yb})
 
             out["mlp_feed_dict_steps_per_s"] = _rate(step, seconds, 1)
-    for name in ("slices_shuffle_map_batch_prefetch", "tfrecord_png_map_batch_prefetch"):
+    for name in ("slices_shuffle_map_batch_prefetch", "tfrecord_example_map_batch_prefetch"):
         with tf.Graph().as_default():
             tf.set_random_seed(0)
             xs, ys = pipelines[name]().make_one_shot_iterator().get_next()
@@ -178,7 +209,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         records = os.path.join(tmp, "digits.tfrecord")
         x, y, _, _ = load_digits_784(seed=0)
-        write_png_records(records, x, y)
+        write_example_records(records + ".examples", x, y)
+        write_png_records(records + ".png", x, y)
         for _ in range(args.windows):
             for lib in libs:
                 command = [sys.executable, __file__, "--lib", lib, "--seconds", str(args.seconds), "--records", records]

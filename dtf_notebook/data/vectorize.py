@@ -10,7 +10,9 @@ with rules that keep the per-element meaning exactly (TF's ``pfor`` in small):
   when every batched operand has the same element rank and every other operand a rank no larger (broadcasting then
   lines up from the right, below the batch dimension);
 * ops with axes or shapes (``Reshape``, ``ExpandDims``, ``Squeeze``, reductions, ``Transpose``, slices,
-  ``OneHot``, ``Pack``, ``ConcatV2``, ``DecodeRaw``) get their constant axes shifted past the batch dimension.
+  ``OneHot``, ``Pack``, ``ConcatV2``, ``DecodeRaw``) get their constant axes shifted past the batch dimension;
+* ``parse_single_example`` (``ParseExampleV2`` on one record) parses the batch's records at once when its
+  features are dense and of fixed shape.
 
 Anything else (an op without a rule, a stateful op such as a random op, control flow, a control dependency, an axis
 or shape that is not a constant) leaves the function per element. At run time a batched run that fails or gives
@@ -332,6 +334,21 @@ def _decode_raw(rw: _Rewriter, op: Operation, ins: list[_Value]) -> Operation:
     return rw.copy(op, [v.tensor for v in ins])
 
 
+def _parse_example(rw: _Rewriter, op: Operation, ins: list[_Value]) -> Operation:
+    """``parse_single_example`` (ParseExampleV2 on a scalar) over a vector of records: each dense feature gains the
+    batch dimension. Sparse features (their indices would gain a column) and variable-length dense features (a batch
+    would pad them) stay per element."""
+    _only_first_batched(op, ins)
+    if _rank(op.inputs[0]) != 0:
+        raise _NotVectorizableError(f"{op.name}: a batch of records per element")
+    if op.get_attr("sparse_keys") or op.get_attr("sf_value_keys"):
+        raise _NotVectorizableError(f"{op.name}: sparse features")
+    for shape in op.get_attr("dense_shapes"):
+        if shape is None or any(d is None or d < 0 for d in shape):
+            raise _NotVectorizableError(f"{op.name}: a dense feature of variable length")
+    return rw.copy(op, [v.tensor for v in ins])
+
+
 _RULES: dict[str, Callable[[_Rewriter, Operation, list[_Value]], Operation]] = {
     "Reshape": _reshape,
     "ExpandDims": _axis_op,
@@ -346,6 +363,7 @@ _RULES: dict[str, Callable[[_Rewriter, Operation, list[_Value]], Operation]] = {
     "Pack": _pack,
     "ConcatV2": _concat,
     "DecodeRaw": _decode_raw,
+    "ParseExampleV2": _parse_example,
 }
 
 

@@ -171,3 +171,60 @@ def test_records_feed_a_numeric_pipeline(files):
         run(dtf, lambda m: m.data.TFRecordDataset(path).map(m.strings.to_number).batch(10))["elements"][0].sum(),
         sum(i + 0.5 for i in range(10)),
     )
+
+
+def _write_examples(path, count=7):
+    """Examples with a raw float32 image (bytes), an int64 label and a 2-float feature."""
+    with TFRecordWriter(path) as w:
+        for i in range(count):
+            image = (np.arange(6, dtype=np.float32) + i).tobytes()
+            example = dtf.train.Example(
+                features=dtf.train.Features(
+                    feature={
+                        "image": dtf.train.Feature(bytes_list=dtf.train.BytesList(value=[image])),
+                        "label": dtf.train.Feature(int64_list=dtf.train.Int64List(value=[i % 3])),
+                        "pair": dtf.train.Feature(float_list=dtf.train.FloatList(value=[i, -i])),
+                    }
+                )
+            )
+            w.write(example.SerializeToString())
+
+
+def _parse(m):
+    def parse(record):
+        features = m.parse_single_example(
+            record,
+            {
+                "image": m.FixedLenFeature([], m.string),
+                "label": m.FixedLenFeature([], m.int64),
+                "pair": m.FixedLenFeature([2], m.float32),
+                "missing": m.FixedLenFeature([], m.int64, default_value=-1),
+            },
+        )
+        image = m.reshape(m.decode_raw(features["image"], m.float32), [2, 3])
+        return {"image": image, "pair": features["pair"], "missing": features["missing"]}, features["label"]
+
+    return parse
+
+
+def test_examples_parsed_and_decoded_per_element_and_per_batch(tmp_path):
+    from dtf_notebook.data.function import trace
+    from dtf_notebook.data.structure import TensorSpec
+    from dtf_notebook.data.vectorize import vectorize
+
+    path = str(tmp_path / "examples.tfrecord")
+    _write_examples(path)
+    compare(lambda m: m.data.TFRecordDataset(path).map(_parse(m)))
+    compare(lambda m: m.data.TFRecordDataset(path).map(_parse(m)).batch(3))  # one parse of 3 records per batch
+    compare(lambda m: m.data.TFRecordDataset(path).repeat(2).map(_parse(m), num_parallel_calls=2).batch(4).prefetch(1))
+    with dtf.Graph().as_default():
+        assert vectorize(trace(_parse(dtf), TensorSpec(dtf.string, []), "map")) is not None
+
+
+def test_a_record_that_does_not_parse_fails_its_batch_with_tfs_error(tmp_path):
+    path = str(tmp_path / "bad.tfrecord")
+    _write_examples(path, 2)
+    with TFRecordWriter(path + "2") as w:
+        w.write(b"not an example")
+    result = compare(lambda m: m.data.TFRecordDataset([path, path + "2"]).map(_parse(m)).batch(2))
+    assert result["error"][0] == "InvalidArgumentError"

@@ -227,11 +227,19 @@ class _ParallelMapIterator(RtIterator):
                     raise errors.CancelledError(None, None, "The iterator was removed from its container") from None
 
     def close(self) -> None:
+        self._stop_pool()
+        self._source.close()
+
+    def _stop_pool(self) -> None:
         for future in self._pending:
             future.cancel()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-        self._source.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def __del__(self) -> None:
+        # A pass nobody closes (its session was closed) still lets its worker threads go.
+        self._stop_pool()
 
 
 class ParallelMapDataset(RtDataset):

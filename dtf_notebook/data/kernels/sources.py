@@ -294,6 +294,12 @@ class _GeneratorIterator(RtIterator):
             raise invalid(f"{type(e).__name__}: {e}") from e
         return owner.convert(value)
 
+    def close(self) -> None:
+        it, self._it = self._it, None
+        self._done = True
+        if it is not None and hasattr(it, "close"):
+            it.close()
+
 
 class GeneratorDataset(RtDataset):
     """``Dataset.from_generator``: calls the registered generator (with the evaluated ``args``) per pass.

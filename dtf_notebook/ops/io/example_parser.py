@@ -16,6 +16,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,7 @@ __all__ = ["Dense", "Sparse", "SparseFeatureSpec", "parse_examples", "parse_sequ
 _KIND = {dtypes.float32: "float_list", dtypes.int64: "int64_list", dtypes.string: "bytes_list"}
 _NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
 _NUMPY = {dtypes.float32: np.float32, dtypes.int64: np.int64, dtypes.string: object}
+_LITTLE_F32 = np.dtype("<f4")
 
 
 @dataclass(frozen=True)
@@ -47,13 +50,13 @@ class Dense:
     default: np.ndarray | None
     allow_missing: bool = False
 
-    @property
+    @functools.cached_property
     def variable(self) -> bool:
         return bool(self.shape) and self.shape[0] is None
 
-    @property
+    @functools.cached_property
     def stride(self) -> int:
-        return int(np.prod(self.shape[1:] if self.variable else self.shape, dtype=np.int64))
+        return math.prod(self.shape[1:] if self.variable else self.shape)
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,14 @@ def _values(feature: Any, dtype: dtypes.DType, key: str, where: _Where, dense: b
         else:
             detail = f"Expected type: {_NAME[expected]}, Actual type: {_NAME[kind]}"
         raise errors.InvalidArgumentError(None, None, f"{where.key(key)}Data types don't match. {detail}")
-    values = getattr(feature, kind).value
+    holder = getattr(feature, kind)
+    if kind == "float_list":
+        # A FloatList serializes as one packed run of little-endian floats after its tag and length: reading
+        # those bytes is several times faster than converting the repeated field value by value.
+        data = holder.SerializeToString()
+        count = len(holder.value)
+        return np.frombuffer(data, dtype=_LITTLE_F32, count=count, offset=len(data) - 4 * count)
+    values = holder.value
     if dtype == dtypes.string:
         out = np.empty(len(values), dtype=object)
         out[:] = list(values)
@@ -139,11 +149,21 @@ def _dense_value(spec: Dense, values: np.ndarray, where: _Where) -> np.ndarray:
     return values.reshape(spec.shape)
 
 
+def _fixed_dense(spec: Dense, features: list[Any], wheres: list[_Where], single: bool) -> np.ndarray:
+    """A fixed-shape dense feature of every example, written straight into the output array."""
+    out = np.empty((len(features), spec.stride), dtype=_NUMPY[spec.dtype])
+    for i, (fmap, where) in enumerate(zip(features, wheres)):
+        values = _get(fmap, spec.key, spec.dtype, where, True)
+        if values is None:
+            if spec.default is None:
+                raise where.missing(spec.key, spec.dtype)
+            out[i] = spec.default.reshape(-1)
+        else:
+            out[i] = _dense_value(spec, values, where).reshape(-1)
+    return out.reshape(spec.shape if single else (len(features), *spec.shape))
+
+
 def _stack_dense(spec: Dense, items: list[np.ndarray], single: bool) -> np.ndarray:
-    if not spec.variable:
-        if single:
-            return items[0]
-        return np.stack(items) if items else np.empty((0, *spec.shape), dtype=_NUMPY[spec.dtype])
     rows = max((len(x) for x in items), default=0)
     pad = spec.default if spec.default is not None else np.array(b"" if spec.dtype == dtypes.string else 0)
     out = np.empty((len(items), rows, *spec.shape[1:]), dtype=_NUMPY[spec.dtype])
@@ -247,17 +267,14 @@ def parse_examples(
     features = [_parse_one(data, Example, where).features.feature for data, where in zip(serialized, wheres)]
     dense_out = []
     for spec in dense:
+        if not spec.variable:
+            dense_out.append(_fixed_dense(spec, features, wheres, single))
+            continue
         items = []
         for fmap, where in zip(features, wheres):
             values = _get(fmap, spec.key, spec.dtype, where, True)
             if values is None:
-                if spec.variable:
-                    values = np.zeros((0, *spec.shape[1:]), dtype=_NUMPY[spec.dtype])
-                elif spec.default is None:
-                    raise where.missing(spec.key, spec.dtype)
-                else:
-                    values = spec.default
-                items.append(values)
+                items.append(np.zeros((0, *spec.shape[1:]), dtype=_NUMPY[spec.dtype]))
             else:
                 items.append(_dense_value(spec, values, where))
         dense_out.append(_stack_dense(spec, items, single))
@@ -301,7 +318,7 @@ def parse_sequence_example(
                 raise where.missing(spec.key, spec.dtype)
             dense_out.append(spec.default)
         else:
-            dense_out.append(_dense_value(spec, values, where))
+            dense_out.append(np.array(_dense_value(spec, values, where)))  # (a copy: the values may be a view)
     for spec in context_sparse:
         sparse_out.append(_sparse([_get(context, spec.key, spec.dtype, where, False)], spec.dtype, True))
     lists = message.feature_lists.feature_list

@@ -84,7 +84,8 @@ def get_global_step(graph: Graph | None = None) -> Any:
 def create_global_step(graph: Graph | None = None) -> Variable:
     """Creates the global step: an int64 scalar variable ``global_step``, zero-initialised, not trainable.
 
-    It is created at the top level, whatever name scope or variable scope is open.
+    It is created outside any name scope but, as in TF, inside the open variable scope: within
+    ``tf.variable_scope("model")`` it is ``model/global_step`` (TF's ptb_word_lm names it so in checkpoints).
 
     Raises:
         ValueError: the graph already has a global step.
@@ -92,17 +93,16 @@ def create_global_step(graph: Graph | None = None) -> Variable:
     Example:
         >>> import dtf_notebook as tf
         >>> with tf.Graph().as_default():
-        ...     with tf.variable_scope("model"):
+        ...     with tf.variable_scope("model"), tf.name_scope("inner"):
         ...         step = tf.train.create_global_step()
         >>> step.name, step.dtype, step.trainable
-        ('global_step:0', tf.int64, False)
+        ('model/global_step:0', tf.int64, False)
     """
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError("'global_step' already exists.")
-    # A fresh top-level scope: the step is named "global_step" inside any variable scope.
-    top_level = variable_scope.VariableScope(False)
-    with graph.as_default() as g, g.name_scope(None), variable_scope.variable_scope(top_level):
+    # TF leaves the name scope (name_scope(None)) but not the variable scope.
+    with graph.as_default() as g, g.name_scope(None):
         return variable_scope.get_variable(
             GraphKeys.GLOBAL_STEP,
             shape=[],

@@ -41,14 +41,18 @@ def test_get_or_create_global_step_returns_one_variable():
         assert a is b and len(tf.global_variables()) == 1
 
 
-def test_named_global_step_regardless_of_scopes():
+def test_global_step_outside_name_scopes_inside_the_variable_scope():
+    # As TF (checked against TF 2.21's compat.v1): "model/global_step", and under reuse=True it must exist.
     with tf.Graph().as_default():
-        with tf.variable_scope("model", reuse=True), tf.name_scope("inner"):
+        with tf.variable_scope("model"), tf.name_scope("inner"):
             step = tf.train.get_or_create_global_step()
             # The caller's scopes are intact afterwards.
-            assert tf.get_variable_scope().name == "model" and tf.get_variable_scope().reuse is True
+            assert tf.get_variable_scope().name == "model" and tf.get_variable_scope().reuse is False
             assert tf.constant(0, name="c").op.name == "model/inner/c"
-        assert step.name == "global_step:0"
+        assert step.name == "model/global_step:0"
+    with tf.Graph().as_default(), tf.variable_scope("model", reuse=True):
+        with pytest.raises(ValueError, match="model/global_step does not exist"):
+            tf.train.get_or_create_global_step()
 
 
 def test_explicit_graph_argument():

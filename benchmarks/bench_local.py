@@ -19,7 +19,8 @@ It times, in one run (each section can be picked with ``--sections``):
 ``branches``
     (e) two independent chains of ``--links`` ``--size`` x ``--size`` float32 matmuls, fetched as two sums, with
     ``inter_op_parallelism_threads`` 1 and 2 and ``intra_op_parallelism_threads`` 1 (so that one matmul does not
-    already take every core), on dtf_notebook and TensorFlow.
+    already take every core), on dtf_notebook and TensorFlow, beside the same matmuls on 1 and 2 plain Python
+    threads (what the machine allows at that moment: other processes take cores too).
 ``memory``
     (f) peak resident memory of one step against its length: a chain of pairs of elementwise ops
     (``y = y * 1.0001 + 0.5``) over a fed 16 MiB float32 vector, reduced to a scalar; ``serial`` as it is,
@@ -47,6 +48,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -321,21 +323,55 @@ def branches_seconds(lib: Any, size: int, links: int, inter_op: int, repeats: in
             return timed(lambda: sess.run(sums), repeats, warmup=3, min_seconds=2.0)
 
 
+def python_threads_seconds(size: int, links: int, threads: int, repeats: int) -> float:
+    """Median seconds of the same two matmul chains in plain torch, on 1 or 2 Python threads of one torch thread
+    each: what the machine allows at the moment (other processes take cores too)."""
+    rng = np.random.default_rng(0)
+    chains = [
+        (torch.from_numpy(rng.standard_normal((size, size), dtype=np.float32)), torch.randn(size, size) / size**0.5)
+        for _ in range(2)
+    ]
+
+    def chain(y: torch.Tensor, w: torch.Tensor) -> None:
+        torch.set_num_threads(1)
+        for _ in range(links):
+            y = y @ w
+        y.sum()
+
+    def run() -> None:
+        if threads == 1:
+            for y, w in chains:
+                chain(y, w)
+            return
+        workers = [threading.Thread(target=chain, args=pair) for pair in chains]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+
+    before = torch.get_num_threads()
+    try:
+        return timed(run, repeats, warmup=3, min_seconds=2.0)
+    finally:
+        torch.set_num_threads(before)
+
+
 def branches_section(args: argparse.Namespace, real: Any) -> dict[str, float | None]:
     """(e): two independent chains with 1 and 2 inter-op threads; prints and returns the seconds."""
     results: dict[str, float | None] = {}
-    for inter_op in (1, 2):
-        results[f"dtf{inter_op}"] = branches_seconds(tf, args.size, args.links, inter_op, args.repeats)
-        results[f"tf{inter_op}"] = (
-            branches_seconds(real, args.size, args.links, inter_op, args.repeats) if real is not None else None
+    for threads in (1, 2):
+        results[f"dtf{threads}"] = branches_seconds(tf, args.size, args.links, threads, args.repeats)
+        results[f"tf{threads}"] = (
+            branches_seconds(real, args.size, args.links, threads, args.repeats) if real is not None else None
         )
+        results[f"python{threads}"] = python_threads_seconds(args.size, args.links, threads, args.repeats)
     print(f"(e) two independent chains of {args.links} matmuls {args.size}x{args.size}, intra-op threads 1, ms")
-    print(f"{'inter-op threads':<18}  {'dtf_notebook':>12}  {'TensorFlow':>12}")
-    for inter_op in (1, 2):
-        ours, theirs = results[f"dtf{inter_op}"], results[f"tf{inter_op}"]
-        print(f"{inter_op:<18}  {_ms(ours):>12}  {_ms(theirs):>12}")
-    speedups = [_ratio(results[f"{lib}1"], results[f"{lib}2"]) for lib in ("dtf", "tf")]
-    print(f"{'speed-up 1 -> 2':<18}  {speedups[0]:>12}  {speedups[1]:>12}")
+    print(f"{'inter-op threads':<18}  {'dtf_notebook':>12}  {'TensorFlow':>12}  {'Python threads':>14}")
+    for threads in (1, 2):
+        row = [_ms(results[f"{lib}{threads}"]) for lib in ("dtf", "tf", "python")]
+        print(f"{threads:<18}  {row[0]:>12}  {row[1]:>12}  {row[2]:>14}")
+    speedups = [_ratio(results[f"{lib}1"], results[f"{lib}2"]) for lib in ("dtf", "tf", "python")]
+    print(f"{'speed-up 1 -> 2':<18}  {speedups[0]:>12}  {speedups[1]:>12}  {speedups[2]:>14}")
     return results
 
 

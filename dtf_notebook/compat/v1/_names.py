@@ -1,5 +1,6 @@
 """The flat TF1 namespace (``tf.constant``, ``tf.Session``, ``tf.float32``, ...), assembled from the package."""
 
+from dtf_notebook.compat.v1._script_aliases import *  # noqa: F403
 from dtf_notebook.compat.v1._switches import *  # noqa: F403
 from dtf_notebook.framework.aggregation_method import AggregationMethod
 from dtf_notebook.framework.convert import convert_to_tensor, register_tensor_conversion_function

@@ -32,16 +32,16 @@ def coverage():
 # coverage grows. The fast test checks the quick modules, the slow one all the target modules.
 FAST_FLOORS = {"losses": 17, "metrics": 29, "initializers": 18, "errors": 35, "summary": 15, "nn.rnn_cell": 10}
 TARGET_FLOORS = {
-    "": 421,
+    "": 422,
     "train": 100,
-    "nn": 98,
+    "nn": 100,
     "math": 128,
     "layers": 34,
     "losses": 17,
     "metrics": 29,
     "image": 52,
     "initializers": 18,
-    "random": 8,
+    "random": 13,
     "errors": 35,
     "summary": 15,
 }

@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
-import zmq
-
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.allocator import tune_for_streams
@@ -36,6 +34,7 @@ from dtf_notebook.distributed.handshake_watch import HandshakeWatch, refusal, un
 from dtf_notebook.distributed.keyring import client_key
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
+from dtf_notebook.lazy_modules import zmq
 
 
 def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:

@@ -20,10 +20,10 @@ import threading
 import time
 from typing import Any
 
-import zmq
-from zmq.utils import z85
-
 from dtf_notebook.distributed.cluster_key import ClusterKey
+from dtf_notebook.lazy_modules import LazyModule, zmq
+
+z85: Any = LazyModule("zmq.utils.z85")
 
 
 @functools.lru_cache(maxsize=64)

@@ -26,18 +26,18 @@ from __future__ import annotations
 
 import errno
 
-import zmq
-from zmq.utils.monitor import parse_monitor_message
-
 from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_key import ClusterKey
+from dtf_notebook.lazy_modules import zmq
 
 __all__ = ["HandshakeWatch", "refusal", "unwatch", "watch"]
 
-_PROTOCOL = int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)  # one side speaks CurveZMQ, the other not: a key mismatch
-_AUTH = int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)  # the task's authenticator refused our key
-_NO_DETAIL = int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)  # a wrong key (EPIPE), or a reset mid-handshake
-_SUCCEEDED = int(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+# zmq.h's ZMQ_EVENT_HANDSHAKE_* values, written out so that importing this module does not import pyzmq (a test
+# checks them against pyzmq's).
+_PROTOCOL = 0x2000  # FAILED_PROTOCOL: one side speaks CurveZMQ, the other not: a key mismatch
+_AUTH = 0x4000  # FAILED_AUTH: the task's authenticator refused our key
+_NO_DETAIL = 0x0800  # FAILED_NO_DETAIL: a wrong key (EPIPE), or a reset mid-handshake
+_SUCCEEDED = 0x1000
 _EVENTS = _PROTOCOL | _AUTH | _NO_DETAIL | _SUCCEEDED
 # A task with another key drops our hello at every attempt (reconnects come every 50-500 ms); a task going down
 # resets a connection once. Only this many failures in a row, with no handshake between, count as a refusal.
@@ -80,6 +80,8 @@ def refusal(handshakes: HandshakeWatch, address: str, key: ClusterKey | None) ->
     failure = None
     monitor = handshakes.monitor
     while monitor.poll(0):
+        from zmq.utils.monitor import parse_monitor_message  # pyzmq is imported by the time a socket exists
+
         message = parse_monitor_message(monitor.recv_multipart())
         event, value = int(message["event"]), int(message["value"])
         if event == _SUCCEEDED:

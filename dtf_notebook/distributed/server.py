@@ -26,8 +26,6 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
@@ -37,6 +35,7 @@ from dtf_notebook.distributed.peer_limits import PeerLedger, PeerLimits
 from dtf_notebook.distributed.server_def import ServerDef, is_server_def_dict, merge_config
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
 from dtf_notebook.distributed.worker_service import WorkerService
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.config import ConfigProto
 from dtf_notebook.runtime.dataflow import DEAD
 from dtf_notebook.runtime.file_access import FileAccess

@@ -25,8 +25,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import zmq
-
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.allocator import tune_for_streams
@@ -35,6 +33,7 @@ from dtf_notebook.distributed.curve import admit, curve_keys
 from dtf_notebook.distributed.peer_limits import PeerLedger, current_peer
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
+from dtf_notebook.lazy_modules import zmq
 
 Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Sequence[Any]]]
 

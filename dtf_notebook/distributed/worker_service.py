@@ -40,12 +40,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.outbox import Outbox
 from dtf_notebook.framework.graph_import import import_graph_def
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.placement.partition import rendezvous_prefix
 from dtf_notebook.runtime import values
 from dtf_notebook.runtime.config import ConfigProto, RunMetadata, RunOptions
@@ -55,8 +55,6 @@ from dtf_notebook.runtime.file_access import FileAccess
 from dtf_notebook.runtime.local_backend import LocalBackend
 from dtf_notebook.runtime.rendezvous import RendezvousTable
 from dtf_notebook.runtime.resources import ResourceMgr, VariableResource
-
-_CPU = torch.device("cpu")
 
 # Deliver tensors to another task: (task_name, step_id, keys, values); returns once they are on their way.
 PeerSender = Callable[[str, int, list[str], list[Any]], None]
@@ -312,7 +310,7 @@ class WorkerService:
             raise errors.InvalidArgumentError(None, None, f"SendTensor dead_keys must list keys, got {dead!r:.80}")
         for key, value in zip(keys, tensors):
             if isinstance(value, np.ndarray) and value.dtype != object:
-                value = values.from_numpy(value, _CPU)
+                value = values.from_numpy(value, torch.device("cpu"))
             self.deliver(step_id, key, value)
         for key in dead:
             self.deliver(step_id, key, DEAD)
@@ -380,7 +378,9 @@ class WorkerService:
         if not isinstance(resource, VariableResource):
             raise errors.InvalidArgumentError(None, None, f"Resource {name!r} on {self.task_name} is not a variable")
         value = resource.read()
-        if not isinstance(value, torch.Tensor) or not (value.dtype.is_floating_point or value.dtype in _INTEGERS):
+        if not isinstance(value, torch.Tensor) or not (
+            value.dtype.is_floating_point or value.dtype in (torch.int32, torch.int64)
+        ):
             raise errors.InvalidArgumentError(
                 None, None, f"Variable {name!r} on {self.task_name} holds no numbers to make a histogram of"
             )
@@ -507,7 +507,6 @@ _DIRECT_FETCH_BYTES = 1 << 20  # fetched values this large go to the client dire
 _HELD_SECS = 120.0  # a held value nobody takes is dropped after this long
 _PLACEHOLDER = np.empty(0, np.uint8)
 _MAX_BINS = 1000
-_INTEGERS = (torch.int32, torch.int64)
 
 
 class _SessionState:

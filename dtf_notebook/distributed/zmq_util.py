@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import zmq
+from dtf_notebook.lazy_modules import zmq
 
 
 def _tcp(address: str) -> str:
@@ -42,7 +42,8 @@ def is_ipv6(address: str) -> bool:
     return address.rpartition("://")[2].startswith("[")
 
 
-_EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)  # plain ints: pyzmq's enum wrappers cost microseconds
+# zmq.h's ZMQ_EVENTS and ZMQ_POLLIN as plain ints: pyzmq's enum wrappers cost microseconds (a test checks them).
+_EVENTS, _POLLIN = 15, 1
 # Messages smaller than this are copied into ZeroMQ: for a few bytes a copy is cheaper than a zero-copy frame.
 COPY_BYTES = 1 << 16
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -29,6 +28,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph, name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.logging_ops import host_value
 from dtf_notebook.ops.op_helpers import check_dtype, graph_of, make_op, no_outputs, same_as_input
 from dtf_notebook.ops.tensor_summary import summarize as summarize_value

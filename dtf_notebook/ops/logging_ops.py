@@ -28,7 +28,6 @@ import threading
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -38,6 +37,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.sparse_tensor import SparseTensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.op_helpers import graph_of, make_op, no_outputs, same_as_input
 from dtf_notebook.ops.tensor_summary import summarize as summarize_value
 

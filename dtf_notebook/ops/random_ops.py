@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry, random_seed
@@ -31,6 +30,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, dimension_value
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import array_ops, math_ops
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.op_helpers import constant_value, make_op, same_as_input, shape_from_tensor

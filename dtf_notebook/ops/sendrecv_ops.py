@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.placement.partition import frame_iter, rendezvous_prefix
 
 

@@ -22,13 +22,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.runtime.resources import VariableResource
 

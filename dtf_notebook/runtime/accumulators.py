@@ -29,11 +29,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.queues import SharedResource, format_shape
 
 __all__ = [

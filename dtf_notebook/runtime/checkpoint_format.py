@@ -37,11 +37,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import safetensors.torch
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
+from dtf_notebook.lazy_modules import safetensors_torch, torch
 from dtf_notebook.runtime import values
 
 FORMAT = "dtf_notebook.checkpoint"
@@ -210,7 +209,7 @@ def encode_shard(
                 )
             tensors[k] = t
         entries.append(entry)
-    return safetensors.torch.save(tensors, metadata=dict(metadata or {})), entries
+    return safetensors_torch.save(tensors, metadata=dict(metadata or {})), entries
 
 
 def decode_entry(tensors: Mapping[str, torch.Tensor] | Any, part: Mapping[str, Any]) -> Any:
@@ -220,7 +219,7 @@ def decode_entry(tensors: Mapping[str, torch.Tensor] | Any, part: Mapping[str, A
 
     Example:
         >>> data, entries = encode_shard([("s", "", np.array([b"ab", b"c"], dtype=object))])
-        >>> decode_entry(safetensors.torch.load(data), entries[0])
+        >>> decode_entry(safetensors_torch.load(data), entries[0])
         array([b'ab', b'c'], dtype=object)
     """
     get = tensors.get_tensor if hasattr(tensors, "get_tensor") else tensors.__getitem__

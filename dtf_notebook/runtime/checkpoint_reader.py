@@ -26,12 +26,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import safetensors
-import safetensors.torch
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
+from dtf_notebook.lazy_modules import safetensors, safetensors_torch, torch
 from dtf_notebook.runtime import checkpoint_files, values
 from dtf_notebook.runtime import checkpoint_format as fmt
 from dtf_notebook.runtime.file_access import FileAccess
@@ -48,7 +46,7 @@ class _ShardFile:
                 # Local files: safetensors maps the file and reads only the entries asked for.
                 self._tensors: Any = safetensors.safe_open(fs_path, framework="pt")
             else:
-                self._tensors = safetensors.torch.load(checkpoint_files.read_bytes(path))
+                self._tensors = safetensors_torch.load(checkpoint_files.read_bytes(path))
         except FileNotFoundError:
             raise errors.NotFoundError(None, None, f"{path}; No such file or directory (checkpoint shard)") from None
         except (safetensors.SafetensorError, OSError, ValueError) as e:

@@ -52,9 +52,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.serial_loops import LoopStoppedError, SerialLoop, plan_serial_loops, run_serial_loop
 from dtf_notebook.runtime.step_kinds import ENTER, EXIT, KIND_OF_TYPE, LOOP, MERGE, NEXT, NORMAL, SWITCH
 

@@ -18,9 +18,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
+from dtf_notebook.lazy_modules import torch
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.dataflow import (
     DEAD,
     ENTER,
@@ -232,7 +231,6 @@ class KernelContext:
         return gen
 
 
-_CPU = torch.device("cpu")
 #: Below this mean time per step (seconds, a decaying estimate over runs) a plan's steps run on one thread:
 #: handing a step to another thread costs tens of microseconds, and torch releases the GIL for long only inside
 #: big kernels. Above it, independent steps run at once on up to ``inter_op_parallelism_threads`` threads.
@@ -580,7 +578,7 @@ class Plan:
                 raise errors.InternalError(op.node_def, op, f"Input {t.name} of {op.name} was not computed")
             if t.is_ref and i not in op_def.ref_inputs and t not in self._fed:
                 slot = self._deref_step(slot, op, after)
-            src_device = _CPU if t in self._fed else self._torch_devices.get(t.op.name)
+            src_device = torch.device("cpu") if t in self._fed else self._torch_devices.get(t.op.name)
             if src_device is not None and src_device != device.torch_device:
                 slot = self._copy_step(slot, device.torch_device, op, after)
             ins.append(slot)

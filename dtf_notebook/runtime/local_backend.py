@@ -21,12 +21,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework.graph import Graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.placement.placer import PlacementNode, place
 from dtf_notebook.runtime import values
 from dtf_notebook.runtime.config import ConfigProto, NodeExecStats, RunOptions

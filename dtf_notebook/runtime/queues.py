@@ -39,11 +39,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime import values
 
 __all__ = ["POLL_SECS", "SharedResource", "FIFOQueueResource", "format_shape"]

@@ -36,9 +36,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.step_kinds import ENTER, EXIT, MERGE, NEXT, NORMAL, SWITCH
 
 #: Op types whose kernels send or receive between tasks: a frame holding one runs as a general dataflow, where

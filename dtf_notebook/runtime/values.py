@@ -15,24 +15,31 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.buffer_pool import copy_to_pool
 
-_TORCH = {
-    dtypes.float16: torch.float16,
-    dtypes.float32: torch.float32,
-    dtypes.float64: torch.float64,
-    dtypes.bfloat16: torch.bfloat16,
-    dtypes.int8: torch.int8,
-    dtypes.int16: torch.int16,
-    dtypes.int32: torch.int32,
-    dtypes.int64: torch.int64,
-    dtypes.uint8: torch.uint8,
-    dtypes.bool: torch.bool,
-}
-_FROM_TORCH = {v: k for k, v in _TORCH.items()}
+# DType <-> torch dtype, filled by the first lookup: naming torch's dtypes imports torch, which graphs never need.
+_TORCH: dict[dtypes.DType, Any] = {}
+_FROM_TORCH: dict[Any, dtypes.DType] = {}
+
+
+def _fill_tables() -> None:
+    pairs = {
+        dtypes.float16: torch.float16,
+        dtypes.float32: torch.float32,
+        dtypes.float64: torch.float64,
+        dtypes.bfloat16: torch.bfloat16,
+        dtypes.int8: torch.int8,
+        dtypes.int16: torch.int16,
+        dtypes.int32: torch.int32,
+        dtypes.int64: torch.int64,
+        dtypes.uint8: torch.uint8,
+        dtypes.bool: torch.bool,
+    }
+    _FROM_TORCH.update({v: k for k, v in pairs.items()})
+    _TORCH.update(pairs)
 
 
 def torch_dtype(dtype: dtypes.DType) -> torch.dtype:
@@ -48,6 +55,9 @@ def torch_dtype(dtype: dtypes.DType) -> torch.dtype:
     try:
         return _TORCH[dtype]
     except KeyError:
+        if not _TORCH:
+            _fill_tables()
+            return torch_dtype(dtype)
         raise TypeError(f"{dtype.name} values are held as numpy arrays, not torch tensors") from None
 
 
@@ -59,6 +69,8 @@ def dtype_of(value: Any) -> dtypes.DType:
         tf.int32
     """
     if isinstance(value, torch.Tensor):
+        if not _FROM_TORCH:
+            _fill_tables()
         return _FROM_TORCH[value.dtype]
     return dtypes.as_dtype(value.dtype)
 

@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import GraphKeys
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.op_helpers import check_dtype, make_op
 from dtf_notebook.summary.messages import Summary

@@ -35,11 +35,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.data.kernels.common import Env, RtDataset, RtIterator, invalid
 from dtf_notebook.framework import dtypes
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.lib.io import file_io
 from dtf_notebook.lib.io.tf_record import TFRecordWriter, tf_record_iterator
 from dtf_notebook.runtime import values

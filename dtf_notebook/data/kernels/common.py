@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.file_access import FileAccess
 
 __all__ = [

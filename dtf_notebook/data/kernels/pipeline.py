@@ -22,13 +22,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.data.kernels import buffering, sources, transforms
 from dtf_notebook.data.kernels.common import Env, RtDataset, scalar_bool, scalar_int, string_list
 from dtf_notebook.data.kernels.functions import CompiledFunction
 from dtf_notebook.framework import dtypes
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.lib.io.matching_paths import glob
 from dtf_notebook.runtime import values
 from dtf_notebook.runtime.devices import LocalDevice

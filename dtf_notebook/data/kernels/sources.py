@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.data import generators
@@ -35,6 +34,7 @@ from dtf_notebook.data.kernels.common import (
 )
 from dtf_notebook.data.structure import is_structure
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.lib.io.gfile import GFile
 from dtf_notebook.lib.io.tf_record import TFRecordOptions, tf_record_iterator
 from dtf_notebook.runtime import values

@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.data.kernels.common import (
@@ -35,6 +34,7 @@ from dtf_notebook.data.kernels.common import (
     scalar_bool,
     stack,
 )
+from dtf_notebook.lazy_modules import torch
 
 __all__ = [
     "MapDataset",

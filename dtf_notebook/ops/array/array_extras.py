@@ -17,13 +17,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.common import op_scope
 from dtf_notebook.ops.array.concat_split import concat
 from dtf_notebook.ops.array.conversions import INDEX_DTYPES, int_tensor

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.op_helpers import graph_of
 
 MAX_PLAN_CACHE = 64  # distinct input shapes remembered per node by shape-dependent kernels

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -25,6 +24,7 @@ from dtf_notebook.framework.convert import convert_to_tensor, is_tensor_like
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import identity_ops
 from dtf_notebook.ops.array.common import canonical_axis, dense, is_string, op_scope, to_list
 from dtf_notebook.ops.array.conversions import dim_int, int_tensor, same_dtype_tensors

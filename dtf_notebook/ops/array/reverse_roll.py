@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.common import canonical_axis, dense, is_string, obj, op_scope
 from dtf_notebook.ops.array.conversions import INDEX_DTYPES, int_tensor
 from dtf_notebook.ops.array.diagnostics import invalid

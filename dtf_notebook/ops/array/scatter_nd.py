@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -29,6 +28,7 @@ from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.common import dense, is_string, obj, op_scope
 from dtf_notebook.ops.array.concat_split import concat
 from dtf_notebook.ops.array.conversions import INDEX_DTYPES, int_tensor

@@ -22,14 +22,13 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.conversions import INDEX_DTYPES
 from dtf_notebook.ops.array.diagnostics import fmt_dims, invalid
 from dtf_notebook.ops.array.scatter_nd import _as_rows, _check_updates, _rows  # the n-d indexing shared with ScatterNd

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.common import is_string, op_scope
 from dtf_notebook.ops.array.conversions import INDEX_DTYPES
 from dtf_notebook.ops.array.diagnostics import fmt_dims, invalid, require_rank

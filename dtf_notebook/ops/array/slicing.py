@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.common import cached, dense, is_string, obj, op_scope, to_list
 from dtf_notebook.ops.array.conversions import int_tensor
 from dtf_notebook.ops.array.diagnostics import dims_with_rank, fmt_dims, invalid

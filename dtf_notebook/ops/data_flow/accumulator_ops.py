@@ -31,8 +31,6 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph
@@ -40,6 +38,7 @@ from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.data_flow.common import (
     HANDLE_SPEC,
     expect_resource,

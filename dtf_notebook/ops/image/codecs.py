@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -31,6 +30,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.op_helpers import check_dtype, make_op
 
 __all__ = [

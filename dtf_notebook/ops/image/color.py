@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, same_as_input
 
 __all__ = ["rgb_to_hsv", "hsv_to_rgb", "adjust_contrastv2", "adjust_saturation_op", "adjust_hue_op"]

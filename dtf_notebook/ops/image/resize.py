@@ -26,7 +26,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -34,6 +33,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import array_ops
 from dtf_notebook.ops.op_helpers import check_dtype, constant_value, make_op
 

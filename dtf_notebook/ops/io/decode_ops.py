@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -31,6 +30,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.runtime import values as runtime_values
 

@@ -25,7 +25,6 @@ import re
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -34,6 +33,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.sparse_tensor import SparseTensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import array_ops
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.io.example_parser import Dense, Sparse, SparseFeatureSpec, parse_examples, parse_sequence_example

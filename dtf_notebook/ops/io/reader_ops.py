@@ -27,7 +27,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -35,6 +34,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.lib.io.tf_record import TFRecordOptions
 from dtf_notebook.ops.data_flow.common import HANDLE_SPEC, expect_resource, handle_kernel, register_handle_op
 from dtf_notebook.ops.op_helpers import make_op

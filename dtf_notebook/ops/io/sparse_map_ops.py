@@ -24,7 +24,6 @@ import threading
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -33,6 +32,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.sparse_tensor import SparseTensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.op_helpers import make_op
 
 __all__ = ["add_sparse_to_tensors_map", "add_many_sparse_to_tensors_map", "take_many_sparse_from_tensors_map"]

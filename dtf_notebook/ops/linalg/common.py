@@ -12,12 +12,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-import torch
-
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.diagnostics import fmt_shape, invalid
 
 #: The dtypes TF's linear-algebra kernels take (no half floats, no integers).

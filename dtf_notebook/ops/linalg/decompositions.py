@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -27,6 +26,7 @@ from dtf_notebook.framework.graph import control_dependencies, name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.common import dense
 from dtf_notebook.ops.linalg.common import LINALG_FLOAT, linalg_errors, matrix_batch, square_batch
 from dtf_notebook.ops.linalg.solvers import matrix_solve, matrix_triangular_solve

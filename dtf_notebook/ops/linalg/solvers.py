@@ -15,14 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.common import dense
 from dtf_notebook.ops.array.diagnostics import fmt_shape, invalid
 from dtf_notebook.ops.linalg.common import LINALG_FLOAT, linalg_errors, matrix_batch, square_batch

@@ -17,12 +17,11 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import FLOAT, operand_dtype_error  # noqa: F401 - FLOAT: the examples use it
 from dtf_notebook.ops.op_helpers import check_dtype, make_op
 

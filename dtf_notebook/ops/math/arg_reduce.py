@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -22,6 +21,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import INDEX, REAL, deprecated_arg, is_tensor_like, table_builder
 from dtf_notebook.ops.op_helpers import check_dtype, constant_value, make_op
 from dtf_notebook.runtime.values import torch_dtype
@@ -46,8 +46,9 @@ def _arg_infer(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
     return [(out_type, TensorShape([d for i, d in enumerate(x.shape.as_list()) if i != axis]))]
 
 
-def _arg_kernel(torch_fn: Callable[..., torch.Tensor]):
+def _arg_kernel(torch_name: str):
     def factory(op: Operation, ctx: Any) -> Callable[..., Any]:
+        torch_fn = getattr(torch, torch_name)  # looked up when a plan is built: torch loads then
         out = torch_dtype(op.get_attr("output_type"))
         value = constant_value(op.inputs[1])
         if value is not None:
@@ -60,7 +61,7 @@ def _arg_kernel(torch_fn: Callable[..., torch.Tensor]):
     return factory
 
 
-for _type, _torch_fn in (("ArgMax", torch.argmax), ("ArgMin", torch.argmin)):
+for _type, _torch_fn in (("ArgMax", "argmax"), ("ArgMin", "argmin")):
     op_registry.register_op(_type, infer=_arg_infer, kernel=_arg_kernel(_torch_fn), grad=op_registry.NOT_DIFFERENTIABLE)
 
 

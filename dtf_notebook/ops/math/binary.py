@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -27,6 +26,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import (
     FLOAT,
     REAL,

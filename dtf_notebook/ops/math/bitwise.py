@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import INT, REAL, binary_op
 from dtf_notebook.ops.math._elementwise import unary_op
 from dtf_notebook.ops.math.cast import cast

@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -28,6 +26,7 @@ from dtf_notebook.framework.op_registry import NOT_DIFFERENTIABLE
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import array_ops, is_tensor_like
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.runtime.values import torch_dtype

@@ -17,33 +17,33 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import ANY, REAL, binary_op, is_tensor_like, operand_dtype_error, table_builder
 from dtf_notebook.ops.op_helpers import broadcast_compare, make_op, same_as_input
 
 
-def _compare_kernel(torch_fn: Callable[..., Any], numpy_fn: Callable[..., Any] | None = None):
+def _compare_kernel(torch_name: str, numpy_fn: Callable[..., Any] | None = None):
     def factory(op: Operation, ctx: Any) -> Callable[..., Any]:
         if numpy_fn is not None and op.inputs[0].dtype.is_string:
             return lambda a, b: torch.from_numpy(np.asarray(numpy_fn(a, b), dtype=np.bool_))
-        return torch_fn
+        return getattr(torch, torch_name)  # looked up when a plan is built: torch loads then
 
     return factory
 
 
 for _type, _infer, _kernel in (
-    ("Equal", broadcast_compare, _compare_kernel(torch.eq, np.equal)),
-    ("NotEqual", broadcast_compare, _compare_kernel(torch.ne, np.not_equal)),
-    ("Less", broadcast_compare, _compare_kernel(torch.lt)),
-    ("LessEqual", broadcast_compare, _compare_kernel(torch.le)),
-    ("Greater", broadcast_compare, _compare_kernel(torch.gt)),
-    ("GreaterEqual", broadcast_compare, _compare_kernel(torch.ge)),
+    ("Equal", broadcast_compare, _compare_kernel("eq", np.equal)),
+    ("NotEqual", broadcast_compare, _compare_kernel("ne", np.not_equal)),
+    ("Less", broadcast_compare, _compare_kernel("lt")),
+    ("LessEqual", broadcast_compare, _compare_kernel("le")),
+    ("Greater", broadcast_compare, _compare_kernel("gt")),
+    ("GreaterEqual", broadcast_compare, _compare_kernel("ge")),
     ("LogicalAnd", broadcast_compare, lambda op, ctx: torch.logical_and),
     ("LogicalOr", broadcast_compare, lambda op, ctx: torch.logical_or),
     ("LogicalNot", same_as_input, lambda op, ctx: torch.logical_not),

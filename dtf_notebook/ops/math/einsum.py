@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -26,6 +25,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import REAL, array_ops, dense
 from dtf_notebook.ops.op_helpers import check_dtype, make_op
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import FLOAT, dense, fmt_shape
 from dtf_notebook.ops.math.broadcast import unbroadcast
 from dtf_notebook.ops.op_helpers import binary_operands, check_dtype, make_op
@@ -92,10 +91,10 @@ def _int_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2, dtype=a.dtype)
 
 
-def _matmul_kernel(product: Callable[..., torch.Tensor]):
+def _matmul_kernel(product: str):
     def factory(op: Operation, ctx: Any) -> Callable[..., Any]:
         ta, tb = (op.get_attr(a) for a in _TRANSPOSE_ATTRS[op.type])
-        mm = product
+        mm = getattr(torch, product)  # looked up when a plan is built: torch loads then
         if op.inputs[0].dtype.is_integer and ctx.device.type != "cpu":
             mm = _int_matmul
         if not ta and not tb:
@@ -144,10 +143,10 @@ def _batch_matmul_grad(op: Operation, grad: Any) -> list[Any]:
 
 
 op_registry.register_op(
-    "MatMul", infer=_matmul_infer, kernel=_matmul_kernel(torch.mm), grad=lambda op, g: list(_matmul_grads(op, g))
+    "MatMul", infer=_matmul_infer, kernel=_matmul_kernel("mm"), grad=lambda op, g: list(_matmul_grads(op, g))
 )
 op_registry.register_op(
-    "BatchMatMulV2", infer=_batch_matmul_infer, kernel=_matmul_kernel(torch.matmul), grad=_batch_matmul_grad
+    "BatchMatMulV2", infer=_batch_matmul_infer, kernel=_matmul_kernel("matmul"), grad=_batch_matmul_grad
 )
 
 

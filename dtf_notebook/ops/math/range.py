@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -21,6 +20,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import invalid_argument, is_tensor_like
 from dtf_notebook.ops.math.cast import cast
 from dtf_notebook.ops.op_helpers import constant_value, make_op

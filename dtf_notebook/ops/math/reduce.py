@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -27,6 +26,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.math._common import (
     INDEX,
@@ -135,8 +135,9 @@ def _mean_fn(op: Operation) -> Callable[..., torch.Tensor]:
     return run
 
 
-def _extreme_fn(torch_fn: Callable[..., torch.Tensor], lowest: bool):
+def _extreme_fn(torch_name: str, lowest: bool):
     def make(op: Operation) -> Callable[..., torch.Tensor]:
+        torch_fn = getattr(torch, torch_name)  # looked up when a plan is built: torch loads then
         dtype = op.inputs[0].dtype
         fill = (dtype.min if lowest else dtype.max) if dtype.is_integer else (-np.inf if lowest else np.inf)
 
@@ -251,8 +252,8 @@ for _type, _make_fn, _grad in (
     ("Sum", _sum_fn, _sum_grad),
     ("Mean", _mean_fn, _mean_grad),
     ("Prod", _prod_fn, _prod_grad),
-    ("Max", _extreme_fn(torch.amax, lowest=True), _extreme_grad),
-    ("Min", _extreme_fn(torch.amin, lowest=False), _extreme_grad),
+    ("Max", _extreme_fn("amax", lowest=True), _extreme_grad),
+    ("Min", _extreme_fn("amin", lowest=False), _extreme_grad),
     ("Any", lambda op: torch.any, op_registry.NOT_DIFFERENTIABLE),
     ("All", lambda op: torch.all, op_registry.NOT_DIFFERENTIABLE),
 ):

@@ -16,13 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework import op_registry
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import FLOAT, REAL, binary_op, dense
 from dtf_notebook.ops.math._elementwise import FLOAT_WIDE, binary_doc, operands, torch_zeros_where
 from dtf_notebook.ops.math.binary import add, multiply, pow
@@ -116,12 +115,12 @@ def _next_after_grad(op: Operation, grad: Any) -> list[Any]:
 for _type, _kernel, _grad in (
     ("Xlogy", _guarded(0, lambda a, b: a * torch.log(b)), _xlogy_grad),
     ("Xlog1py", _guarded(0, lambda a, b: a * torch.log1p(b)), _xlog1py_grad),
-    ("Xdivy", _guarded(0, torch.div), _xdivy_grad),
-    ("DivNoNan", _guarded(1, torch.div), _div_no_nan_grad),
-    ("MulNoNan", _guarded(1, torch.mul), _mul_no_nan_grad),
+    ("Xdivy", _guarded(0, lambda a, b: torch.div(a, b)), _xdivy_grad),
+    ("DivNoNan", _guarded(1, lambda a, b: torch.div(a, b)), _div_no_nan_grad),
+    ("MulNoNan", _guarded(1, lambda a, b: torch.mul(a, b)), _mul_no_nan_grad),
     ("TruncateDiv", _int_checked(_truncate_div), op_registry.NOT_DIFFERENTIABLE),
     # TF registers no gradient for TruncateMod: differentiating through it is an error there too.
-    ("TruncateMod", _int_checked(torch.fmod), None),
+    ("TruncateMod", _int_checked(lambda a, b: torch.fmod(a, b)), None),
     ("NextAfter", lambda op, ctx: torch.nextafter, _next_after_grad),
 ):
     op_registry.register_op(_type, infer=broadcast_binary, kernel=_kernel, grad=_grad)

@@ -16,14 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import FLOAT, INDEX, REAL, dense, invalid_argument
 from dtf_notebook.ops.math.binary import add, multiply, subtract
 from dtf_notebook.ops.math.compare import greater, less
@@ -114,10 +113,14 @@ def _prod(x: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cumprod(x, dim, dtype=x.dtype)
 
 
+def _logsumexp(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return torch.logcumsumexp(x, dim)
+
+
 for _type, _scan, _identity, _grad in (
     ("Cumsum", _sum, lambda x: 0, _cumsum_grad),
     ("Cumprod", _prod, lambda x: 1, _cumprod_grad),
-    ("CumulativeLogsumexp", torch.logcumsumexp, lambda x: float("-inf"), _cumulative_logsumexp_grad),
+    ("CumulativeLogsumexp", _logsumexp, lambda x: float("-inf"), _cumulative_logsumexp_grad),
 ):
     op_registry.register_op(_type, infer=_scan_infer, kernel=_torch_scan(_scan, _identity), grad=_grad)
 

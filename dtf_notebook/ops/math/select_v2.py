@@ -15,13 +15,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import dense, fmt_shape
 from dtf_notebook.ops.math.broadcast import unbroadcast
 from dtf_notebook.ops.math.compare import bool_operand

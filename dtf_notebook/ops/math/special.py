@@ -15,10 +15,10 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -26,6 +26,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.math._common import FLOAT, binary_op, dense, fmt_shape
 from dtf_notebook.ops.math._elementwise import FLOAT_WIDE, binary_doc, operands, unary_doc, unary_op
@@ -104,22 +105,22 @@ _UNARY_GRADS: dict[str, Callable[[Operation, Tensor], Tensor]] = {
 }
 
 for _type, _fn in (
-    ("Erf", torch.erf),
-    ("Erfc", torch.erfc),
-    ("Erfinv", torch.erfinv),
-    ("Ndtri", torch.special.ndtri),
-    ("Lgamma", torch.lgamma),
-    ("Digamma", torch.digamma),
-    ("Expm1", torch.expm1),
-    ("BesselI0", torch.special.i0),
-    ("BesselI0e", torch.special.i0e),
-    ("BesselI1", torch.special.i1),
-    ("BesselI1e", torch.special.i1e),
+    ("Erf", "erf"),
+    ("Erfc", "erfc"),
+    ("Erfinv", "erfinv"),
+    ("Ndtri", "special.ndtri"),
+    ("Lgamma", "lgamma"),
+    ("Digamma", "digamma"),
+    ("Expm1", "expm1"),
+    ("BesselI0", "special.i0"),
+    ("BesselI0e", "special.i0e"),
+    ("BesselI1", "special.i1"),
+    ("BesselI1e", "special.i1e"),
 ):
     op_registry.register_op(
         _type,
         infer=same_as_input,
-        kernel=lambda op, ctx, fn=_fn: fn,
+        kernel=lambda op, ctx, fn=_fn: attrgetter(fn)(torch),  # looked up when a plan is built: torch loads then
         grad=lambda op, g, f=_UNARY_GRADS[_type]: [f(op, dense(g))],
     )
 
@@ -127,11 +128,11 @@ for _type, _fn in (
 op_registry.register_op(
     "Rint", infer=same_as_input, kernel=lambda op, ctx: torch.round, grad=op_registry.NOT_DIFFERENTIABLE
 )
-for _type, _fn in (("IsNan", torch.isnan), ("IsInf", torch.isinf), ("IsFinite", torch.isfinite)):
+for _type, _fn in (("IsNan", "isnan"), ("IsInf", "isinf"), ("IsFinite", "isfinite")):
     op_registry.register_op(
         _type,
         infer=lambda op: [(dtypes.bool, op.inputs[0].shape)],
-        kernel=lambda op, ctx, fn=_fn: fn,
+        kernel=lambda op, ctx, fn=_fn: getattr(torch, fn),
         grad=op_registry.NOT_DIFFERENTIABLE,
     )
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -26,6 +24,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.identity_ops import identity
 from dtf_notebook.ops.math._common import INDEX, REAL, array_ops, dense, fmt_shape
 from dtf_notebook.ops.math.binary import maximum

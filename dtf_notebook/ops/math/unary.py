@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import FLOAT, REAL, SIGNED, array_ops, dense, table_builder
 from dtf_notebook.ops.math.binary import add, multiply, realdiv, subtract
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, same_as_input
@@ -46,24 +45,25 @@ def _grad_from_output(op: Operation, grad: Any) -> list[Any]:
 
 
 for _type, _fn, _grad in (
-    ("Neg", torch.neg, lambda op, g: [negative(dense(g))]),
-    ("Abs", torch.abs, lambda op, g: [multiply(dense(g), sign(op.inputs[0]))]),
-    ("Sign", torch.sign, lambda op, g: [array_ops().zeros_like(op.inputs[0])]),
-    ("Exp", torch.exp, lambda op, g: [multiply(dense(g), op.outputs[0])]),
-    ("Log", torch.log, lambda op, g: [multiply(dense(g), reciprocal(op.inputs[0]))]),
-    ("Log1p", torch.log1p, lambda op, g: [multiply(dense(g), reciprocal(add(1, op.inputs[0])))]),
-    ("Square", torch.square, lambda op, g: [multiply(dense(g), multiply(2, op.inputs[0]))]),
-    ("Sqrt", torch.sqrt, _grad_from_output),
-    ("Rsqrt", torch.rsqrt, _grad_from_output),
-    ("Reciprocal", torch.reciprocal, _grad_from_output),
-    ("Sigmoid", torch.sigmoid, _grad_from_output),
-    ("Tanh", torch.tanh, _grad_from_output),
+    ("Neg", "neg", lambda op, g: [negative(dense(g))]),
+    ("Abs", "abs", lambda op, g: [multiply(dense(g), sign(op.inputs[0]))]),
+    ("Sign", "sign", lambda op, g: [array_ops().zeros_like(op.inputs[0])]),
+    ("Exp", "exp", lambda op, g: [multiply(dense(g), op.outputs[0])]),
+    ("Log", "log", lambda op, g: [multiply(dense(g), reciprocal(op.inputs[0]))]),
+    ("Log1p", "log1p", lambda op, g: [multiply(dense(g), reciprocal(add(1, op.inputs[0])))]),
+    ("Square", "square", lambda op, g: [multiply(dense(g), multiply(2, op.inputs[0]))]),
+    ("Sqrt", "sqrt", _grad_from_output),
+    ("Rsqrt", "rsqrt", _grad_from_output),
+    ("Reciprocal", "reciprocal", _grad_from_output),
+    ("Sigmoid", "sigmoid", _grad_from_output),
+    ("Tanh", "tanh", _grad_from_output),
     # Piecewise constant: TF defines their gradient as None.
-    ("Floor", torch.floor, op_registry.NOT_DIFFERENTIABLE),
-    ("Ceil", torch.ceil, op_registry.NOT_DIFFERENTIABLE),
-    ("Round", torch.round, op_registry.NOT_DIFFERENTIABLE),
+    ("Floor", "floor", op_registry.NOT_DIFFERENTIABLE),
+    ("Ceil", "ceil", op_registry.NOT_DIFFERENTIABLE),
+    ("Round", "round", op_registry.NOT_DIFFERENTIABLE),
 ):
-    op_registry.register_op(_type, infer=same_as_input, kernel=lambda op, ctx, fn=_fn: fn, grad=_grad)
+    # The kernel is torch's function itself, looked up by name when a plan is built (torch loads then).
+    op_registry.register_op(_type, infer=same_as_input, kernel=lambda op, ctx, fn=_fn: getattr(torch, fn), grad=_grad)
 
 
 # ---- the fused gradient ops and their own gradients (for second derivatives) ---------------------------

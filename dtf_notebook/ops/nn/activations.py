@@ -16,12 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import torch
-import torch.nn.functional as F
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import F, torch
 from dtf_notebook.ops import array_ops, math_ops
 from dtf_notebook.ops.nn.common import FLOATS, REALS
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, same_as_input

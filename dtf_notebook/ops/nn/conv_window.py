@@ -17,10 +17,8 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-import torch
-import torch.nn.functional as F
-
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import F, torch
 from dtf_notebook.ops.nn.common import check_data_format
 from dtf_notebook.ops.op_helpers import constant_value
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -30,6 +28,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.sparse_tensor import SparseTensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import array_ops, math_ops
 from dtf_notebook.ops.array.array_extras import sequence_mask
 from dtf_notebook.ops.array.gather import boolean_mask, unique

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-import torch.nn.functional as F
-
 from dtf_notebook.framework import op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import F, torch
 from dtf_notebook.ops import array_ops
 from dtf_notebook.ops.nn.common import FLOATS, with_rank
 from dtf_notebook.ops.nn.conv import conv2d

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.reverse_roll import reverse
 from dtf_notebook.ops.nn.common import REALS, with_rank

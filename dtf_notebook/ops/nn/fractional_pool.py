@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import array_ops
 from dtf_notebook.ops.nn.common import with_rank
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, shape_from_tensor

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-import torch.nn.functional as F
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import F, torch
 from dtf_notebook.ops import array_ops, math_ops
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.math.safe_div import div_no_nan

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-import torch.nn.functional as F
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import F, torch
 from dtf_notebook.ops import array_ops
 from dtf_notebook.ops.nn.common import INDEX, REALS, with_rank
 from dtf_notebook.ops.nn.conv_window import out_size, window_attrs

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import op_registry
@@ -25,6 +24,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import array_ops, math_ops
 from dtf_notebook.ops.identity_ops import stop_gradient
 from dtf_notebook.ops.nn import softmax as _softmax_ops  # noqa: F401 - registers Softmax/LogSoftmax for the gradients

@@ -13,13 +13,12 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework import dtypes, op_registry, random_seed
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import array_ops, math_ops, random_ops
 from dtf_notebook.ops.identity_ops import stop_gradient
 from dtf_notebook.ops.nn.common import FLOATS

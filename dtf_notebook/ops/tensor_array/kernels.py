@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
@@ -31,6 +30,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar, unknown_shape, vector
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.common import op_scope, to_list
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.ops.tensor_array.storage import (

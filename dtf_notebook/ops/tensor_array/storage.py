@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.values import dtype_of, torch_dtype
 
 __all__ = ["TensorArrayStorage", "unique_name", "type_string", "shape_string"]

@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.training.kernel_support import Scalars, check_same, dense_kernel, locking, rmsprop_scalars
 from dtf_notebook.ops.training.op_specs import build, register
 

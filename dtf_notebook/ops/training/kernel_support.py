@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.op_helpers import constant_value
 from dtf_notebook.ops.training.op_specs import SPECS
 from dtf_notebook.runtime import values as runtime_values

@@ -23,10 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from dtf_notebook import errors
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.training.kernel_support import Scalars, check_same, dense_kernel, locking, sparse_kernel
 from dtf_notebook.ops.training.op_specs import build, register
 

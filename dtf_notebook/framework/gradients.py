@@ -38,6 +38,7 @@ from dtf_notebook.framework.aggregation_method import AggregationMethod
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.framework.indexed_slices import IndexedSlices
+from dtf_notebook.framework.op_registry import builders
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 
@@ -135,14 +136,12 @@ def aggregate_gradients(grads: list[Any], name: str | None = None) -> Any:
         return None
     if len(grads) == 1:
         return grads[0]
-    from dtf_notebook.ops import array_ops, math_ops
-
     if all(isinstance(g, IndexedSlices) for g in grads):
-        values = array_ops.concat([g.values for g in grads], 0)
-        indices = array_ops.concat([math_ops.cast(g.indices, "int64") for g in grads], 0)
+        values = builders.concat([g.values for g in grads], 0)
+        indices = builders.concat([builders.cast(g.indices, "int64") for g in grads], 0)
         return IndexedSlices(values, indices, grads[0].dense_shape)
     dense = [convert_to_tensor(g) for g in grads]
-    return math_ops.add_n(dense, name=name)
+    return builders.add_n(dense, name=name)
 
 
 def gradients(
@@ -184,8 +183,6 @@ def gradients(
         ...     tf.gradients(a * 2.0, [a, b])[1] is None
         True
     """
-    from dtf_notebook.ops import array_ops
-
     if aggregation_method not in (None, *AggregationMethod.ALL):
         raise ValueError(f"Invalid aggregation_method specified {aggregation_method}.")
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
@@ -217,7 +214,7 @@ def gradients(
                 # Ones of y's shape, as TF's: they read only y's shape, so no gradient path runs through them.
                 colocation = graph.colocate_with(y.op) if colocate_gradients_with_ops else contextlib.nullcontext()
                 with colocation:
-                    gy = array_ops.ones(array_ops.shape(y), dtype=y.dtype, name=f"grad_ys_{i}")
+                    gy = builders.ones(builders.shape(y), dtype=y.dtype, name=f"grad_ys_{i}")
                 if gy.shape.is_compatible_with(y.shape):
                     gy.set_shape(y.shape)
             else:
@@ -265,7 +262,7 @@ def gradients(
         for x in xs:
             g = aggregate_gradients(grads.get(x, []))
             if g is None and unconnected_gradients == "zero":
-                g = array_ops.zeros_like(x)
+                g = builders.zeros_like(x)
             result.append(g)
     return result
 
@@ -346,10 +343,8 @@ def _call_grad_fn(op: Operation, out_grads: list[Any], colocate: bool, loop_stat
 
 def _zeros_for(op: Operation, index: int, loop_state: Any) -> Any:
     """The gradient of output ``index`` of ``op`` that received none: zeros (in a loop, as its gradient loop needs)."""
-    from dtf_notebook.ops import array_ops
-
     if loop_state is None:
-        return array_ops.zeros_like(op._outputs[index])
+        return builders.zeros_like(op._outputs[index])
     return loop_state.zeros_like(op, index)
 
 

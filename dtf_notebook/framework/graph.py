@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from dtf_notebook.framework import device_spec, op_registry
+from dtf_notebook.framework.default_session import clear_default_session_stack
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 
@@ -541,8 +542,6 @@ def reset_default_graph() -> None:
             "Do not use tf.reset_default_graph() to clear nested graphs. If you need a cleared "
             "graph, exit the nesting and create a new graph."
         )
-    from dtf_notebook.runtime.session import clear_default_session_stack
-
     clear_default_session_stack()
     _global_default_graph = Graph()
 

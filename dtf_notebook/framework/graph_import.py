@@ -74,8 +74,6 @@ def import_graph_def(graph_def: dict[str, Any], graph: Graph | None = None, name
         >>> copy.get_tensor_by_name("copy/y:0").shape.as_list()
         [None, 2]
     """
-    import dtf_notebook.ops  # noqa: F401 - registers every op type; imported here since ops import framework
-
     graph = Graph() if graph is None else graph
     graph._check_not_finalized()
     prefix = name_prefix.rstrip("/") + "/" if name_prefix else ""

@@ -23,6 +23,7 @@ from collections import namedtuple
 from typing import Any
 
 from dtf_notebook.framework.convert import register_tensor_conversion_function
+from dtf_notebook.framework.op_registry import builders
 from dtf_notebook.framework.tensor import Tensor
 
 #: What ``Session.run`` returns for a fetched IndexedSlices.
@@ -80,12 +81,10 @@ class IndexedSlices:
 def _indexed_slices_to_tensor(
     value: IndexedSlices, dtype: Any = None, name: str | None = None, as_ref: bool = False
 ) -> Tensor:
-    from dtf_notebook.ops import array_ops, math_ops
-
     if value.dense_shape is None:
         raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}")
-    num_rows = array_ops.gather(value.dense_shape, 0)
-    return math_ops.unsorted_segment_sum(value.values, value.indices, num_rows, name=name)
+    num_rows = builders.gather(value.dense_shape, 0)
+    return builders.unsorted_segment_sum(value.values, value.indices, num_rows, name=name)
 
 
 register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor, priority=10)

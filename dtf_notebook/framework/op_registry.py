@@ -153,3 +153,45 @@ def registered_types() -> list[str]:
         (True, True)
     """
     return sorted(_REGISTRY)
+
+
+class _Builders:
+    """Op-building functions (and op modules) that higher layers register for lower ones to call.
+
+    The graph API sits below the ops, yet builds a few of them itself (a sum of gradients, an IndexedSlices made
+    dense), and some op families call each other's builders in gradients. A lower module never imports a higher
+    one for that: the higher one registers what it offers (``dtf_notebook.ops`` does, once every op module is
+    imported) and the lower one looks it up when it runs, as the executor finds kernels in this registry.
+
+    Example:
+        >>> builders.add_n.__name__, builders.array_ops.__name__
+        ('add_n', 'dtf_notebook.ops.array_ops')
+        >>> builders.no_such_builder
+        Traceback (most recent call last):
+        ...
+        AttributeError: No op builder 'no_such_builder' is registered (dtf_notebook.ops registers them)
+    """
+
+    def __init__(self) -> None:
+        self._registered: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_registered"][name]
+        except KeyError:
+            raise AttributeError(f"No op builder {name!r} is registered (dtf_notebook.ops registers them)") from None
+
+
+#: The registered builders: ``builders.add_n(...)``, ``builders.array_ops.reshape(...)``.
+builders = _Builders()
+
+
+def register_builders(**named: Any) -> None:
+    """Registers op-building functions (or modules of them) under names lower modules look up in ``builders``.
+
+    Example:
+        >>> register_builders(my_identity=lambda x: x)  # doctest: +SKIP
+        >>> builders.my_identity(1)  # doctest: +SKIP
+        1
+    """
+    builders._registered.update(named)

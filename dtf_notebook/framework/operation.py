@@ -22,6 +22,7 @@ import traceback
 from typing import Any
 
 from dtf_notebook.framework import op_registry
+from dtf_notebook.framework.default_session import run_in_default_session
 from dtf_notebook.framework.tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -221,8 +222,6 @@ class Operation:
             >>> with tf.Session():
             ...     tf.no_op().run()
         """
-        from dtf_notebook.runtime.session import run_in_default_session
-
         run_in_default_session(self, feed_dict, session)
 
     def __repr__(self) -> str:

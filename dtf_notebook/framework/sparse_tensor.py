@@ -23,9 +23,11 @@ from typing import Any
 
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
+from dtf_notebook.framework.default_session import run_in_default_session
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.framework.tensor_util import shape_from_tensor
 
 __all__ = ["SparseTensor", "SparseTensorValue"]
 
@@ -96,8 +98,6 @@ class SparseTensor:
     @property
     def shape(self) -> TensorShape:
         """The dense shape as far as it is known while building."""
-        from dtf_notebook.ops.op_helpers import shape_from_tensor
-
         shape = shape_from_tensor(self._dense_shape)
         if self._dense_shape_default is not None:
             shape = shape.merge_with(self._dense_shape_default)
@@ -117,8 +117,6 @@ class SparseTensor:
             ...     SparseTensor([[0]], [3.0], [2]).eval().values.tolist()
             [3.0]
         """
-        from dtf_notebook.runtime.session import run_in_default_session
-
         return run_in_default_session(self, feed_dict, session)
 
     def __repr__(self) -> str:

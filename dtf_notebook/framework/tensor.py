@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from dtf_notebook.framework import dtypes, tensor_shape
+from dtf_notebook.framework.default_session import run_in_default_session
 
 
 class Tensor:
@@ -105,8 +106,6 @@ class Tensor:
             ...     print(tf.constant(2.0).eval())
             2.0
         """
-        from dtf_notebook.runtime.session import run_in_default_session
-
         return run_in_default_session(self, feed_dict, session)
 
     def _as_node_def_input(self) -> str:

@@ -1,9 +1,12 @@
 """Op definitions: each module registers its ops (builder, inference, kernel, gradient) on import.
 
 Importing this package registers every op; ``dtf_notebook.compat.v1`` re-exports the
-public builders under TF1's names.
+public builders under TF1's names. It also registers the builders that lower modules call up to
+(``op_registry.builders``): the graph API's gradient sums and dense IndexedSlices, and the math ops'
+gradients, which use the array ops above them.
 """
 
+from dtf_notebook.framework import op_registry
 from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     array_ops,
     assert_op,
@@ -26,4 +29,20 @@ from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     training_ops,
     variable_scope,
     variables,
+)
+
+op_registry.register_builders(
+    add_n=math_ops.add_n,
+    array_ops=array_ops,
+    cast=math_ops.cast,
+    concat=array_ops.concat,
+    gather=array_ops.gather,
+    log=math_ops.log,
+    negative=math_ops.negative,
+    ones=array_ops.ones,
+    pad=array_ops.pad,
+    reduce_sum=math_ops.reduce_sum,
+    shape=array_ops.shape,
+    unsorted_segment_sum=math_ops.unsorted_segment_sum,
+    zeros_like=array_ops.zeros_like,
 )

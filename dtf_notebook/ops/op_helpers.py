@@ -21,7 +21,8 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
-from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, unknown_shape
+from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes
+from dtf_notebook.framework.tensor_util import constant_value, shape_from_tensor  # noqa: F401 - the ops' names
 
 
 def graph_of(values: Sequence[Any]) -> Graph:
@@ -187,50 +188,3 @@ def no_outputs(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
         []
     """
     return []
-
-
-def constant_value(t: Tensor) -> Any:
-    """The numpy value of ``t`` when it is known while building (a Const, or a Shape of a fully known tensor).
-
-    Returns None when it is not known statically.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     p = tf.placeholder(tf.float32)
-        ...     constant_value(tf.constant([1, 2])), constant_value(tf.shape(tf.zeros([2, 3]))), constant_value(p)
-        (array([1, 2], dtype=int32), array([2, 3], dtype=int32), None)
-    """
-    op = t.op
-    if op.type == "Const":
-        return op.get_attr("value")
-    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
-        import numpy as np
-
-        return np.array(op.inputs[0].shape.as_list(), dtype=op.get_attr("out_type").np_dtype)
-    if op.type == "Identity":
-        return constant_value(op.inputs[0])
-    return None
-
-
-def shape_from_tensor(t: Tensor) -> TensorShape:
-    """The shape a 1-D shape tensor describes, as far as it is known statically.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     p = tf.placeholder(tf.float32, [None, 3])
-        ...     shape_from_tensor(tf.constant([2, -1])), shape_from_tensor(tf.stack([4, tf.shape(p)[0]]))
-        (TensorShape([2, None]), TensorShape([4, None]))
-    """
-    value = constant_value(t)
-    if value is not None:
-        return TensorShape([int(d) if d >= 0 else None for d in value.reshape(-1)])
-    if t.op.type == "Pack":
-        dims = []
-        for part in t.op.inputs:
-            v = constant_value(part)
-            dims.append(int(v) if v is not None and int(v) >= 0 else None)
-        return TensorShape(dims)
-    n = t.shape[0].value if t.shape.ndims == 1 else None
-    return unknown_shape(n)

@@ -23,6 +23,7 @@ from typing import Any
 
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor, register_tensor_conversion_function
+from dtf_notebook.framework.default_session import get_default_session
 from dtf_notebook.framework.graph import (
     GraphKeys,
     add_to_collections,
@@ -313,8 +314,6 @@ class Variable:
 
     def load(self, value: Any, session: Any = None) -> None:
         """Writes ``value`` into the variable through ``session`` without adding ops per call."""
-        from dtf_notebook.runtime.session import get_default_session
-
         session = session or get_default_session()
         if session is None:
             raise ValueError("Either session argument should be provided or default session should be established")

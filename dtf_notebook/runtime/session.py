@@ -18,13 +18,18 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from dtf_notebook import errors
+from dtf_notebook.framework.default_session import (  # noqa: F401 - re-exported: tf.get_default_session
+    clear_default_session_stack,
+    default_session,
+    get_default_session,
+    run_in_default_session,
+)
 from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
@@ -57,12 +62,7 @@ def _make_backend(target: str, graph: Graph, config: ConfigProto) -> Any:
         raise errors.InvalidArgumentError(
             None, None, f"Session target {target!r} is not of the form scheme://host:port (e.g. 'zmq://localhost:2222')"
         )
-    if scheme not in _BACKENDS:
-        # The cluster runtime registers zmq:// and grpc:// when it is imported.
-        try:
-            import dtf_notebook.distributed  # noqa: F401
-        except ImportError:
-            pass
+    # The cluster runtime registers zmq:// and grpc:// when it is imported (the package's root imports it).
     factory = _BACKENDS.get(scheme)
     if factory is None:
         known = ", ".join(sorted(f"{s}://" for s in _BACKENDS)) or "none"
@@ -70,67 +70,6 @@ def _make_backend(target: str, graph: Graph, config: ConfigProto) -> Any:
             None, None, f"No session backend for target {target!r}; known schemes: {known}"
         )
     return factory(target, graph, config)
-
-
-# ---- default session stack --------------------------------------------------------------------
-class _SessionStack(threading.local):
-    def __init__(self) -> None:
-        self.stack: list[BaseSession] = []
-
-
-_sessions = _SessionStack()
-
-
-def get_default_session() -> BaseSession | None:
-    """The innermost session entered with ``with sess:``/``as_default()`` in this thread (or None).
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Session() as sess:
-        ...     tf.get_default_session() is sess
-        True
-    """
-    return _sessions.stack[-1] if _sessions.stack else None
-
-
-def clear_default_session_stack() -> None:
-    """Forgets every default session of this thread (``reset_default_graph`` does this).
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default(), tf.Session() as sess, sess.as_default():
-        ...     clear_default_session_stack()
-        ...     tf.get_default_session() is None
-        True
-    """
-    _sessions.stack.clear()
-
-
-def run_in_default_session(fetch: Any, feed_dict: Any, session: BaseSession | None) -> Any:
-    """Runs ``fetch`` in ``session`` or the default session (``Tensor.eval`` / ``Operation.run``).
-
-    Raises:
-        ValueError: there is no session to use, or it belongs to another graph.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default(), tf.Session() as sess:
-        ...     y = tf.constant(2.0) * 3.0
-        ...     with sess.as_default():
-        ...         print(run_in_default_session(y, None, None))
-        6.0
-    """
-    session = session or get_default_session()
-    if session is None:
-        raise ValueError(
-            "Cannot evaluate tensor using `eval()`: No default session is registered. Use `with "
-            "sess.as_default()` or pass an explicit session to `eval(session=sess)`"
-        )
-    if fetch.graph is not session.graph:
-        raise ValueError(
-            "Cannot use the given session to evaluate tensor: the tensor's graph is different from the session's graph."
-        )
-    return session.run(fetch, feed_dict)
 
 
 class BaseSession:
@@ -316,17 +255,9 @@ class BaseSession:
             self._closed = True
             self._backend.close()
 
-    @contextlib.contextmanager
-    def as_default(self) -> Iterator[BaseSession]:
+    def as_default(self) -> contextlib.AbstractContextManager[BaseSession]:
         """Makes this the default session (for ``eval``/``run``) inside the block; does not close it."""
-        _sessions.stack.append(self)
-        try:
-            yield self
-        finally:
-            if self in _sessions.stack:
-                _sessions.stack.reverse()
-                _sessions.stack.remove(self)
-                _sessions.stack.reverse()
+        return default_session(self)
 
     def __enter__(self) -> BaseSession:
         graph_cm = self._graph.as_default()

@@ -24,6 +24,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, unknown_shape
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import op_scope
 from dtf_notebook.ops.array.concat_split import concat
 from dtf_notebook.ops.array.conversions import INDEX_DTYPES, int_tensor
@@ -133,8 +134,6 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, na
         [[1. 1. 0.]
          [0. 0. 0.]]
     """
-    from dtf_notebook.ops import math_ops
-
     with op_scope(name, "SequenceMask", [lengths, maxlen]):
         lengths = convert_to_tensor(lengths)
         if maxlen is None:
@@ -168,8 +167,6 @@ def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
         [[1 2 3]
          [1 2 3]]
     """
-    from dtf_notebook.ops import math_ops
-
     indexing = kwargs.pop("indexing", "xy")
     name = kwargs.pop("name", "meshgrid")
     if kwargs:
@@ -206,7 +203,6 @@ def repeat(input: Any, repeats: Any, axis: int | None = None, name: str | None =
          [3 4]
          [3 4]]
     """
-    from dtf_notebook.ops import math_ops
     from dtf_notebook.ops.array.gather import gather
     from dtf_notebook.ops.math.scan import cumsum
     from dtf_notebook.ops.math.sorting import searchsorted
@@ -242,8 +238,6 @@ def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = F
           [2]
           [3]]]
     """
-    from dtf_notebook.ops import math_ops
-
     with op_scope(name, "matrix_transpose", [a]):
         a = convert_to_tensor(a, name="a")
         ndims = a.shape.ndims
@@ -504,8 +498,6 @@ def histogram_fixed_width_bins(
         ...     print(sess.run(tf.histogram_fixed_width_bins([-1.0, 0.0, 1.5, 2.0, 5.0], [0.0, 5.0], nbins=5)))
         [0 0 1 2 4]
     """
-    from dtf_notebook.ops import math_ops
-
     with op_scope(name, "histogram_fixed_width_bins", [values, value_range, nbins]):
         values = convert_to_tensor(values, name="values")
         shape_ = shape(values)

@@ -21,6 +21,7 @@ from typing import Any
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor, is_tensor_like, register_tensor_conversion_function
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import flat
 from dtf_notebook.ops.array.conversions import contains_tensor, dim_int, first_tensor_dtype
 from dtf_notebook.ops.array.pack import stack
@@ -58,8 +59,6 @@ def autopack(value: Any, dtype: dtypes.DType | None = None, name: str = "packed"
 def _cast(t: Tensor, dtype: dtypes.DType | None) -> Tensor:
     if dtype is None or t.dtype is dtype:
         return t
-    from dtf_notebook.ops import math_ops
-
     return math_ops.cast(t, dtype)
 
 

@@ -25,7 +25,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.ops import identity_ops
+from dtf_notebook.ops import identity_ops, math_ops
 from dtf_notebook.ops.array.common import canonical_axis, dense, is_string, op_scope, to_list
 from dtf_notebook.ops.array.conversions import dim_int, int_tensor, same_dtype_tensors
 from dtf_notebook.ops.array.diagnostics import fmt_dims, fmt_shape, invalid, require_rank
@@ -154,10 +154,8 @@ def _concat_grad(op: Operation, grad: Any) -> list:
             return list(split_v_outputs(grad, constant(sizes, dtype=dtypes.int32), axis, len(values))) + [None]
         axis_value: Any = axis
     else:
-        from dtf_notebook.ops import math_ops
-
         axis_value = math_ops.floormod(axis_t, rank(values[0]))
-    from dtf_notebook.ops.array.gather import gather
+    gather = op_registry.builders.gather
 
     sizes_t = stack([gather(shape(v), axis_value) for v in values])
     return list(split_v_outputs(grad, sizes_t, axis_t, len(values))) + [None]

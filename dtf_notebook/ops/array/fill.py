@@ -23,6 +23,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import cached, dense, is_string, op_scope
 from dtf_notebook.ops.array.conversions import contains_tensor, int_tensor
 from dtf_notebook.ops.array.diagnostics import invalid, require_rank
@@ -81,8 +82,6 @@ def _fill_kernel(op: Operation, ctx: Any):
 
 
 def _fill_grad(op: Operation, grad: Any) -> list:
-    from dtf_notebook.ops import math_ops
-
     return [None, math_ops.reduce_sum(dense(grad))]
 
 

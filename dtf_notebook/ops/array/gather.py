@@ -22,6 +22,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import canonical_axis, dense, is_string, obj, op_scope
 from dtf_notebook.ops.array.concat_split import concat
 from dtf_notebook.ops.array.conversions import INDEX_DTYPES, int_tensor
@@ -188,8 +189,6 @@ def _gather_grad_along_axis(
 ) -> Tensor:
     """TF's gradient for gathers along a non-leading axis: move the gathered axis right after the batch
     dimensions, segment-sum the rows into place, and move it back."""
-    from dtf_notebook.ops import math_ops
-
     axis = const_int(axis_t)
     n = params.shape.ndims
     if axis is not None and n is not None:
@@ -257,8 +256,6 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any =
         ...         print(sess.run(tf.boolean_mask(names, [True, False, True])))
         [b'a' b'c']
     """
-    from dtf_notebook.ops import math_ops
-
     with op_scope(name, "boolean_mask", [tensor, mask]):
         x = convert_to_tensor(tensor, name="tensor")
         m = convert_to_tensor(mask, name="mask")

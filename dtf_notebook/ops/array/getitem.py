@@ -22,6 +22,7 @@ from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import op_scope
 from dtf_notebook.ops.array.gather import boolean_mask
 from dtf_notebook.ops.array.pack import stack
@@ -148,8 +149,6 @@ def _slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Tensor:
         if begin:
             packed = [stack(part) for part in (begin, end, strides)]
             if any(p.dtype is dtypes.int64 for p in packed) and not all(p.dtype is dtypes.int64 for p in packed):
-                from dtf_notebook.ops import math_ops
-
                 packed = [p if p.dtype is dtypes.int64 else math_ops.cast(p, dtypes.int64) for p in packed]
             packed_begin, packed_end, packed_strides = packed
         else:

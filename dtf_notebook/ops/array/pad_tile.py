@@ -25,6 +25,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import cached, dense, is_string, op_scope, to_list
 from dtf_notebook.ops.array.conversions import int_tensor, tensor_and_ints_op
 from dtf_notebook.ops.array.diagnostics import dims_with_rank, fmt_dims, fmt_shape, invalid, require_rank
@@ -88,8 +89,6 @@ def _tile_kernel(op: Operation, ctx: Any):
 
 
 def _tile_grad(op: Operation, grad: Any) -> list:
-    from dtf_notebook.ops import math_ops
-
     x = op.inputs[0]
     grad = dense(grad)
     split_t, axes = _tile_split(x, op.inputs[1])
@@ -100,8 +99,6 @@ def _tile_grad(op: Operation, grad: Any) -> list:
 
 def _tile_split(x: Tensor, m_t: Tensor) -> tuple[Any, Any]:
     """The shape ``[m0, d0, m1, d1, ...]`` that splits each tiled dimension into its copies, and the copies' axes."""
-    from dtf_notebook.ops import math_ops
-
     mult = const_ints(m_t)
     if mult is not None and x.shape.is_fully_defined():
         split_shape = [v for pair in zip(mult, x.shape.as_list()) for v in pair]

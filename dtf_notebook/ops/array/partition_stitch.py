@@ -29,6 +29,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import is_string, obj, op_scope
 from dtf_notebook.ops.array.conversions import same_dtype_tensors
 from dtf_notebook.ops.array.diagnostics import fmt_dims, invalid
@@ -141,8 +142,6 @@ def _partition_kernel(op: Operation, ctx: Any):
 
 def _partition_grad(op: Operation, *grads: Any) -> list:
     """Each input row's gradient is the row of its partition's gradient at its position there."""
-    from dtf_notebook.ops import math_ops
-
     data, partitions = op.inputs
     prefix_shape = shape(partitions)
     original_indices = reshape(math_ops.range(math_ops.reduce_prod(prefix_shape)), prefix_shape)
@@ -290,8 +289,6 @@ def _stitch_kernel(op: Operation, ctx: Any):
 
 def _stitch_grad(op: Operation, grad: Any) -> list:
     """Each data tensor's gradient is the output gradient gathered at its indices."""
-    from dtf_notebook.ops import math_ops
-
     n = op.get_attr("N")
     if isinstance(grad, IndexedSlices):
         rows = shape(op.outputs[0])[0]

@@ -22,6 +22,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import canonical_axis, dense, is_string, op_scope, to_list
 from dtf_notebook.ops.array.conversions import tensor_and_ints_op
 from dtf_notebook.ops.array.diagnostics import fmt_dims, invalid, require_rank
@@ -312,8 +313,6 @@ def _broadcast_to_kernel(op: Operation, ctx: Any):
 
 
 def _broadcast_to_grad(op: Operation, grad: Any) -> list:
-    from dtf_notebook.ops import math_ops
-
     x, shape_t = op.inputs
     grad = dense(grad)
     target = const_ints(shape_t)

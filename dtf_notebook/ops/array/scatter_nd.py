@@ -29,6 +29,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import dense, is_string, obj, op_scope
 from dtf_notebook.ops.array.concat_split import concat
 from dtf_notebook.ops.array.conversions import INDEX_DTYPES, int_tensor
@@ -154,8 +155,6 @@ def gather_nd(params: Any, indices: Any, name: str | None = None, batch_dims: in
 
 def _batch_gather_nd(params: Any, indices: Any, batch_dims: int, name: str | None) -> Tensor:
     """``gather_nd`` with batch axes: each index gets its batch coordinates prepended, over flattened batches."""
-    from dtf_notebook.ops import math_ops
-
     with op_scope(name, "batch_gather_nd", [params, indices]):
         p = convert_to_tensor(params, name="params")
         i = convert_to_tensor(indices, name="indices")
@@ -310,8 +309,6 @@ def _tensor_scatter_sub_grad(op: Operation, grad: Any) -> list[Any]:
 
 
 def _tensor_scatter_min_max_grad(op: Operation, grad: Any) -> list[Any]:
-    from dtf_notebook.ops import math_ops
-
     x, indices, y = op.inputs
     grad = dense(grad)
     output = op.outputs[0]

@@ -26,6 +26,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import cached, dense, is_string, obj, op_scope, to_list
 from dtf_notebook.ops.array.conversions import int_tensor
 from dtf_notebook.ops.array.diagnostics import dims_with_rank, fmt_dims, invalid
@@ -134,7 +135,7 @@ def _slice_kernel(op: Operation, ctx: Any):
 
 
 def _slice_grad(op: Operation, grad: Any) -> list:
-    from dtf_notebook.ops.array.pad_tile import pad
+    pad = op_registry.builders.pad
 
     x, begin_t, _ = op.inputs
     grad = dense(grad)
@@ -144,8 +145,6 @@ def _slice_grad(op: Operation, grad: Any) -> list:
         after = [d - b - s for d, b, s in zip(x.shape.as_list(), begin, out.shape.as_list())]
         paddings = constant(np.stack([begin, after], axis=1).astype(np.int32).reshape(-1, 2))
         return [pad(grad, paddings), None, None]
-    from dtf_notebook.ops import math_ops
-
     shape_x = shape(x, out_type=begin_t.dtype)
     after_t = math_ops.subtract(math_ops.subtract(shape_x, shape(grad, out_type=begin_t.dtype)), begin_t)
     paddings = stack([begin_t, after_t], axis=1)

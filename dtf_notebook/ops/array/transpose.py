@@ -20,6 +20,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops import math_ops
 from dtf_notebook.ops.array.common import canonical_axis, dense, is_string, op_scope, to_list
 from dtf_notebook.ops.array.conversions import int_tensor
 from dtf_notebook.ops.array.diagnostics import invalid, require_rank
@@ -45,8 +46,6 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
             if x.shape.ndims is not None:
                 p = constant(np.arange(x.shape.ndims - 1, -1, -1, dtype=np.int32), name="perm")
             else:
-                from dtf_notebook.ops import math_ops
-
                 r = rank(x)
                 p = math_ops.subtract(math_ops.subtract(r, 1), math_ops.range(0, r, 1))
         else:

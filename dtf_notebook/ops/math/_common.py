@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dtf_notebook import errors
-from dtf_notebook.framework import dtypes
+from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.indexed_slices import IndexedSlices
@@ -36,15 +36,14 @@ INDEX = (dtypes.int32, dtypes.int64)
 
 
 def array_ops() -> Any:
-    """The ``array_ops`` module, imported on first use: it imports the math ops lazily too.
+    """The ``array_ops`` module, which the math ops' gradients use: array ops sit above the math ops (they build
+    on them), so ``dtf_notebook.ops`` registers the module in ``op_registry.builders``.
 
     Example:
         >>> array_ops().__name__
         'dtf_notebook.ops.array_ops'
     """
-    from dtf_notebook.ops import array_ops
-
-    return array_ops
+    return op_registry.builders.array_ops
 
 
 def fmt_shape(shape: TensorShape) -> str:

@@ -98,7 +98,7 @@ def _add_grad(op: Operation, grad: Any) -> list[Any]:
 
 
 def _sub_grad(op: Operation, grad: Any) -> list[Any]:
-    from dtf_notebook.ops.math.unary import negative
+    negative = op_registry.builders.negative
 
     grad = dense(grad)
     return unbroadcast_pair(op, grad, negative(grad))
@@ -111,7 +111,7 @@ def _mul_grad(op: Operation, grad: Any) -> list[Any]:
 
 
 def _realdiv_grad(op: Operation, grad: Any) -> list[Any]:
-    from dtf_notebook.ops.math.unary import negative
+    negative = op_registry.builders.negative
 
     grad = dense(grad)
     x, y = op.inputs
@@ -119,7 +119,7 @@ def _realdiv_grad(op: Operation, grad: Any) -> list[Any]:
 
 
 def _floormod_grad(op: Operation, grad: Any) -> list[Any]:
-    from dtf_notebook.ops.math.unary import negative
+    negative = op_registry.builders.negative
 
     grad = dense(grad)
     x, y = op.inputs
@@ -127,7 +127,7 @@ def _floormod_grad(op: Operation, grad: Any) -> list[Any]:
 
 
 def _pow_grad(op: Operation, grad: Any) -> list[Any]:
-    from dtf_notebook.ops.math.unary import log
+    log = op_registry.builders.log
 
     grad = dense(grad)
     x, y = op.inputs
@@ -153,7 +153,7 @@ def _maximum_minimum_grad(x_selected: Callable[[Tensor, Tensor], Tensor]):
 
 
 def _squared_difference_grad(op: Operation, grad: Any) -> list[Any]:
-    from dtf_notebook.ops.math.unary import negative
+    negative = op_registry.builders.negative
 
     grad = dense(grad)
     x, y = op.inputs

@@ -122,7 +122,7 @@ def unbroadcast(grad: Any, x: Tensor, other: TensorShape) -> Any:
         [[3.0], [3.0]]
     """
     # Reductions sit above this module: their gradients are built from the binary ops.
-    from dtf_notebook.ops.math.reduce import reduce_sum
+    reduce_sum = op_registry.builders.reduce_sum
 
     if grad is None:
         return None

@@ -24,7 +24,7 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["LazyModule", "F", "loaded", "safetensors", "safetensors_torch", "torch", "zmq"]
+__all__ = ["LazyModule", "F", "load", "loaded", "safetensors", "safetensors_torch", "torch", "zmq"]
 
 
 class LazyModule(types.ModuleType):
@@ -54,6 +54,22 @@ class LazyModule(types.ModuleType):
         namespace["__getattr__"] = lambda name: getattr(real, name)
         self.__class__ = types.ModuleType
         return getattr(real, attr)
+
+
+def load(*modules: Any) -> None:
+    """Imports the real modules behind these stand-ins now (those already imported are left as they are).
+
+    A process that forks workers (the local cluster's task template) imports them once, before forking.
+
+    Example:
+        >>> colorsys = LazyModule("colorsys")
+        >>> load(colorsys)
+        >>> type(colorsys).__name__, colorsys.rgb_to_hsv(1.0, 0.0, 0.0)
+        ('module', (0.0, 1.0, 1.0))
+    """
+    for module in modules:
+        if type(module) is LazyModule:
+            module.__getattr__("__name__")
 
 
 def loaded(name: str) -> bool:

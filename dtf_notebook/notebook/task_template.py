@@ -212,9 +212,14 @@ class _Template:
             self.send({"id": request.get("id") if isinstance(request, dict) else None, "error": str(e)})
 
     def serve(self) -> None:
-        # What a task needs beyond the package itself (imported by ``-m``): the server and its entry point.
+        # What a task needs beyond the package itself (imported by ``-m``): the server and its entry point, and
+        # torch, ZeroMQ and safetensors, which the package imports only when it first uses them (lazy_modules):
+        # imported here once, they are in every task forked from this template.
         import dtf_notebook.distributed.server  # noqa: F401
         import dtf_notebook.server  # noqa: F401
+        from dtf_notebook.lazy_modules import F, load, safetensors, safetensors_torch, torch, zmq
+
+        load(torch, F, zmq, safetensors, safetensors_torch)
 
         # Keep the imported objects out of the tasks' garbage collections: a collection would touch (and so
         # copy) every page the fork shares with the template.

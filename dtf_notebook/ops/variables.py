@@ -527,12 +527,16 @@ def is_variable_initialized(variable: Any) -> Tensor:
     return state_ops.is_variable_initialized(variable)
 
 
-def assert_variables_initialized(var_list: Any = None) -> Operation:
-    """An op that fails with FailedPreconditionError when any of ``var_list`` is uninitialised.
+def assert_variables_initialized(var_list: Any = None) -> Tensor | None:
+    """A tensor whose evaluation fails with FailedPreconditionError when any of ``var_list`` is uninitialised.
+
+    TF1's layout: the ``Rank`` of each variable (reading it), stacked when there are several; ``None`` when there are
+    no variables (``var_list`` defaults to the global and local variables).
 
     Example:
         >>> import dtf_notebook as tf
         >>> with tf.Graph().as_default():
+        ...     print(tf.assert_variables_initialized())
         ...     a = tf.Variable(1.0)
         ...     check = tf.assert_variables_initialized([a])
         ...     with tf.Session() as sess:
@@ -540,13 +544,25 @@ def assert_variables_initialized(var_list: Any = None) -> Operation:
         ...             sess.run(check)
         ...         except tf.errors.FailedPreconditionError:
         ...             print("a is not initialised")
+        None
         a is not initialised
     """
-    var_list = global_variables() if var_list is None else var_list
+    from dtf_notebook.ops import array_ops
+    from dtf_notebook.ops.op_helpers import make_op
+
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    if not var_list:  # TF's fallback for variable ops kept out of the collections
+        kinds = ("Variable", "VariableV2", "AutoReloadVariable")
+        var_list = [op.outputs[0] for op in get_default_graph().get_operations() if op.type in kinds]
     if not var_list:
-        return identity_ops.no_op(name="assert_variables_initialized")
-    reads = [identity_ops.identity(v.value()).op for v in var_list]
-    return identity_ops.group(*reads, name="assert_variables_initialized")
+        return None
+    ranks = []
+    for var in var_list:
+        with get_default_graph().colocate_with(var.op):
+            # A Rank op even where the rank is known (TF's ``optimize=False``): running it reads the variable.
+            ranks.append(make_op("Rank", [convert_to_tensor(var)], name="Rank").outputs[0])
+    return ranks[0] if len(ranks) == 1 else array_ops.stack(ranks)
 
 
 def report_uninitialized_variables(var_list: Any = None, name: str = "report_uninitialized_variables") -> Tensor:

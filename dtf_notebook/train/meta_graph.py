@@ -77,12 +77,12 @@ def _json_value(value: Any, where: str) -> Any:
     raise TypeError(f"{where} holds a {type(value).__name__}, which a meta graph file cannot store")
 
 
-def _graph_def_json(graph: Graph, clear_devices: bool) -> dict[str, Any]:
+def _graph_def_json(graph_def: dict[str, Any], clear_devices: bool) -> dict[str, Any]:
     nodes = []
-    for node in graph.as_graph_def()["node"]:
+    for node in graph_def["node"]:
         where = f"attr of node {node['name']!r}"
-        attrs = {k: _json_value(v, f"{where} {k!r}") for k, v in node["attr"].items()}
-        nodes.append({**node, "device": "" if clear_devices else node["device"], "attr": attrs})
+        attrs = {k: _json_value(v, f"{where} {k!r}") for k, v in node.get("attr", {}).items()}
+        nodes.append({**node, "device": "" if clear_devices else node.get("device", ""), "attr": attrs})
     return {"node": nodes, "versions": {"producer": 1}}
 
 
@@ -98,6 +98,84 @@ def _collections(graph: Graph, keys: Sequence[str] | None) -> dict[str, list[Any
         if items:
             out[str(key)] = items
     return out
+
+
+_UNBOUND = "$unbound_inputs_"
+
+
+def _strip_scope(name: str, scope: str) -> str:
+    """``name`` without the leading ``scope/`` (also after a control input's ``^``), as TF's ``strip_name_scope``."""
+    caret = name.startswith("^")
+    bare = name[1:] if caret else name
+    if bare.startswith(scope + "/"):
+        bare = bare[len(scope) + 1 :]
+    return ("^" if caret else "") + bare
+
+
+def _scoped_export(meta: dict[str, Any], scope: str) -> dict[str, Any]:
+    """TF's ``export_scope``: the nodes whose names start with ``scope`` (a plain prefix test, as TF's), names
+    relative to it; an input from outside becomes ``$unbound_inputs_<name>``, listed in ``unbound_inputs``."""
+    kept = [n for n in meta["graph_def"]["node"] if n["name"].startswith(scope)]
+    names = {n["name"] for n in kept}
+    unbound: list[str] = []
+    nodes = []
+    for node in kept:
+        inputs = []
+        for inp in node.get("input", []):
+            caret = inp.startswith("^")
+            source = (inp[1:] if caret else inp).split(":")[0]
+            if source in names:
+                inputs.append(_strip_scope(inp, scope))
+            else:
+                bound = _UNBOUND + (inp[1:] if caret else inp)
+                unbound.append(bound)
+                inputs.append(("^" if caret else "") + bound)
+        nodes.append({**node, "name": _strip_scope(node["name"], scope), "input": inputs})
+    collections: dict[str, list[Any]] = {}
+    for key, items in meta["collection_def"].items():
+        mine = []
+        for item in items:
+            if isinstance(item, dict):  # a variable's description: every *_name in the scope
+                if item["variable_name"].startswith(scope):
+                    mine.append({k: _strip_scope(v, scope) if k.endswith("_name") else v for k, v in item.items()})
+            elif item.startswith(scope):
+                mine.append(_strip_scope(item, scope))
+        if mine:
+            collections[key] = mine
+    if unbound:
+        collections["unbound_inputs"] = sorted(set(unbound))
+    saver_def = meta["saver_def"]
+    if saver_def:
+        saver_def = {k: _strip_scope(v, scope) if k.endswith("_name") else v for k, v in saver_def.items()}
+    graph_def = {**meta["graph_def"], "node": nodes}
+    return {**meta, "graph_def": graph_def, "saver_def": saver_def, "collection_def": collections}
+
+
+# TF's SAVE_AND_RESTORE_OPS and this package's own save and restore kernels.
+_SAVE_AND_RESTORE_OPS = frozenset(
+    "SaveV2 Save SaveSlice LegacySave LegacySaveSlice RestoreV2 Restore RestoreSlice LegacyRestore LegacyRestoreSlice "
+    "SaveShard RestoreSlices MergeCheckpointShards".split()
+)
+
+
+def _without_other_savers(meta: dict[str, Any]) -> dict[str, Any]:
+    """TF's ``clear_extraneous_savers``: drops the nodes in the name scopes of every saver but the one ``saver_def``
+    names (TF's ``_find_extraneous_saver_nodes``); the ``savers`` collection holds that one only."""
+    saver_def = meta["saver_def"] or {}
+    keep = {
+        saver_def[key].lstrip("^").split(":")[0].rpartition("/")[0] + "/"
+        for key in ("save_tensor_name", "restore_op_name")
+        if saver_def.get(key)
+    }
+    nodes = meta["graph_def"]["node"]
+    saver_nodes = {n["name"] for n in nodes if n["op"] in _SAVE_AND_RESTORE_OPS}
+    scopes = {name.rpartition("/")[0] for name in saver_nodes} - saver_nodes
+    others = tuple(sorted({f"{scope}/" for scope in scopes if scope} - keep))
+    kept = [n for n in nodes if not n["name"].startswith(others)] if others else nodes
+    collections = dict(meta["collection_def"])
+    if "savers" in collections:
+        collections["savers"] = [saver_def] if saver_def else []
+    return {**meta, "graph_def": {**meta["graph_def"], "node": kept}, "collection_def": collections}
 
 
 def _python_value(value: Any) -> Any:
@@ -255,19 +333,41 @@ def _variable_def_by_convention(graph: Graph, name: str) -> dict[str, Any]:
 
 def export_meta_graph(
     filename: str | None = None,
-    graph: Graph | None = None,
+    meta_info_def: dict[str, Any] | None = None,
+    graph_def: dict[str, Any] | None = None,
     saver_def: dict[str, Any] | None = None,
     collection_list: Sequence[str] | None = None,
+    as_text: bool = False,
+    graph: Graph | None = None,
+    export_scope: str | None = None,
     clear_devices: bool = False,
+    clear_extraneous_savers: bool = False,
+    strip_default_attrs: bool = False,
+    save_debug_info: bool = False,
+    **kwargs: Any,
 ) -> dict[str, Any]:
-    """The meta graph of ``graph`` (default graph) as plain data, written to ``filename`` when given.
+    """The meta graph of ``graph`` (default graph) as plain data, written to ``filename`` when given (TF1's
+    ``tf.train.export_meta_graph``, its parameters in TF's order).
 
     Args:
         filename: Where to write the JSON (a local path or fsspec URL), atomically.
-        graph: The graph (default: the default graph).
+        meta_info_def: Entries for ``meta_info_def`` (``tags``, ``meta_graph_version``, ...), beside the
+            ``stripped_op_list`` computed here.
+        graph_def: A graph as ``Graph.as_graph_def()`` gives it, written instead of ``graph``'s.
         saver_def: The saver's description to include.
         collection_list: Collection keys to include (default: all).
+        as_text: TF's switch between a binary and a text proto; the JSON file is text either way.
+        graph: The graph (default: the default graph).
+        export_scope: Only the nodes whose names start with it, named relative to it (TF's plain prefix test);
+            inputs from outside are recorded as ``$unbound_inputs_<name>`` in the ``unbound_inputs`` collection.
         clear_devices: Leave out the ops' requested devices.
+        clear_extraneous_savers: Leave out the nodes of savers other than ``saver_def``'s; the ``savers``
+            collection, where present, holds ``saver_def`` only.
+        strip_default_attrs: TF drops attrs equal to their op's registered default; attrs here are stored as the
+            op was built with them (no registry of defaults), so the file is the same either way.
+        save_debug_info: Also write, beside ``filename`` with ``_debug`` before its extension, the Python stack
+            where each node was created (TF's GraphDebugInfo, as JSON).
+        **kwargs: TF's ``kwargs`` are ignored, as TF's are.
 
     Returns:
         The meta graph dict.
@@ -284,13 +384,36 @@ def export_meta_graph(
         ('v:0', ['Assign', 'Const', 'Identity', 'VariableV2'])
     """
     graph = graph or get_default_graph()
-    graph_def = _graph_def_json(graph, clear_devices)
     meta = {
-        "meta_info_def": {"stripped_op_list": sorted({n["op"] for n in graph_def["node"]}), "format": "json"},
-        "graph_def": graph_def,
+        "meta_info_def": {},
+        "graph_def": _graph_def_json(graph_def or graph.as_graph_def(), clear_devices),
         "saver_def": dict(saver_def or {}),
         "collection_def": _collections(graph, collection_list),
     }
+    if export_scope:
+        meta = _scoped_export(meta, export_scope.rstrip("/"))
+    if clear_extraneous_savers:
+        meta = _without_other_savers(meta)
+    meta["meta_info_def"] = {
+        **dict(meta_info_def or {}),
+        "stripped_op_list": sorted({n["op"] for n in meta["graph_def"]["node"]}),
+        "format": "json",
+    }
     if filename:
         checkpoint_files.write_atomic(filename, json.dumps(meta, separators=(",", ":")).encode("utf-8"))
+        if save_debug_info:
+            _write_debug_info(filename, graph, meta, export_scope)
     return meta
+
+
+def _write_debug_info(filename: str, graph: Graph, meta: dict[str, Any], export_scope: str | None) -> None:
+    stem, dot, ext = filename.rpartition(".")
+    debug_file = f"{stem}_debug.{ext}" if dot and "/" not in ext else f"{filename}_debug"
+    ops = {op.name: op for op in graph.get_operations()}
+    traces = {}
+    for node in meta["graph_def"]["node"]:
+        op = ops.get(f"{export_scope.rstrip('/')}/{node['name']}" if export_scope else node["name"])
+        op = op or ops.get(node["name"])  # a node whose name did not start with the scope's ``/``
+        frames = op.traceback if op is not None else []
+        traces[node["name"]] = [[f.filename, f.lineno, f.name] for f in frames]
+    checkpoint_files.write_atomic(debug_file, json.dumps({"traces": traces}).encode("utf-8"))

@@ -378,7 +378,9 @@ class Saver:
         See :mod:`dtf_notebook.train.meta_graph` for the layout.
         """
         saver_def = self.saver_def.to_dict() if self.saver_def is not None else None
-        return export_meta_graph(filename, graph, saver_def, collection_list, clear_devices)
+        return export_meta_graph(
+            filename, saver_def=saver_def, collection_list=collection_list, graph=graph, clear_devices=clear_devices
+        )
 
     def restore(self, sess: Any, save_path: str | None) -> None:
         """Restores the variables from the checkpoint ``save_path`` (restoring also initialises them).

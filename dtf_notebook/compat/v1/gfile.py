@@ -19,19 +19,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dtf_notebook.lib.io.file_io import copy as Copy
-from dtf_notebook.lib.io.file_io import exists as Exists
-from dtf_notebook.lib.io.file_io import isdir as IsDirectory
-from dtf_notebook.lib.io.file_io import listdir as ListDirectory
-from dtf_notebook.lib.io.file_io import makedirs as MakeDirs
-from dtf_notebook.lib.io.file_io import mkdir as MkDir
-from dtf_notebook.lib.io.file_io import remove as Remove
-from dtf_notebook.lib.io.file_io import rename as Rename
-from dtf_notebook.lib.io.file_io import rmtree as DeleteRecursively
-from dtf_notebook.lib.io.file_io import stat as Stat
 from dtf_notebook.lib.io.file_io import walk as _walk
+from dtf_notebook.lib.io.file_io_v1 import copy as Copy
+from dtf_notebook.lib.io.file_io_v1 import create_dir as MkDir
+from dtf_notebook.lib.io.file_io_v1 import delete_file as Remove
+from dtf_notebook.lib.io.file_io_v1 import delete_recursively as DeleteRecursively
+from dtf_notebook.lib.io.file_io_v1 import file_exists as Exists
+from dtf_notebook.lib.io.file_io_v1 import get_matching_files as Glob
+from dtf_notebook.lib.io.file_io_v1 import is_directory as IsDirectory
+from dtf_notebook.lib.io.file_io_v1 import list_directory as ListDirectory
+from dtf_notebook.lib.io.file_io_v1 import recursive_create_dir as MakeDirs
+from dtf_notebook.lib.io.file_io_v1 import rename as Rename
+from dtf_notebook.lib.io.file_io_v1 import stat as Stat
 from dtf_notebook.lib.io.gfile import FastGFile, GFile
-from dtf_notebook.lib.io.matching_paths import glob as Glob
 
 Open = GFile
 

@@ -8,6 +8,7 @@ Example:
 """
 
 from dtf_notebook.ops.array.array_extras import matrix_transpose
+from dtf_notebook.ops.array.array_extras import matrix_transpose as transpose
 from dtf_notebook.ops.array.matrix_diag import diag as tensor_diag
 from dtf_notebook.ops.array.matrix_diag import diag_part as tensor_diag_part
 from dtf_notebook.ops.array.matrix_diag import eye
@@ -15,7 +16,6 @@ from dtf_notebook.ops.array.matrix_diag import matrix_band_part as band_part
 from dtf_notebook.ops.array.matrix_diag import matrix_diag as diag
 from dtf_notebook.ops.array.matrix_diag import matrix_diag_part as diag_part
 from dtf_notebook.ops.array.matrix_diag import matrix_set_diag as set_diag
-from dtf_notebook.ops.array_ops import transpose
 from dtf_notebook.ops.linalg.composites import (
     adjoint,
     cholesky_solve,

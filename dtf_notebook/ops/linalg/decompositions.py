@@ -1,9 +1,10 @@
 """Factorizations: ``Cholesky``, ``Qr``, ``Svd``, ``SelfAdjointEigV2``, ``Lu``, and the matrix functions
 ``MatrixSquareRoot`` and ``MatrixExponential``, with TF's gradients (``Lu`` has none, as in TF).
 
-``MatrixSquareRoot`` runs scipy's ``sqrtm`` (torch has none); ``MatrixExponential`` runs ``torch.linalg.matrix_exp``
-and differentiates through the exponential of the block matrix ``[[A^T, G], [0, A^T]]``, whose upper-right block is
-the gradient (TF builds ``expm`` from a Padé approximant instead; the values agree to rounding).
+``MatrixSquareRoot`` runs TF's real-Schur algorithm (``real_sqrtm``: NaN where no real root exists; torch has
+none); ``MatrixExponential`` runs ``torch.linalg.matrix_exp`` and differentiates through the exponential of the
+block matrix ``[[A^T, G], [0, A^T]]``, whose upper-right block is the gradient (TF builds ``expm`` from a Padé
+approximant instead; the values agree to rounding).
 
 Example:
     >>> import dtf_notebook as tf
@@ -388,10 +389,16 @@ def self_adjoint_eigvals(tensor: Any, name: str | None = None) -> Tensor:
 def _sqrtm_kernel(op: Operation, ctx: Any) -> Callable[..., Any]:
     from scipy import linalg  # a dependency of scikit-learn; imported only when a MatrixSquareRoot runs
 
+    from dtf_notebook.ops.linalg.real_sqrtm import real_sqrtm
+
+    def root(m: np.ndarray) -> np.ndarray:
+        # Real matrices take TF's real-Schur path (NaN without a real root); complex ones the principal root.
+        return real_sqrtm(m) if not np.iscomplexobj(m) else linalg.sqrtm(m)
+
     def run(x: torch.Tensor) -> torch.Tensor:
         values = x.detach().cpu().numpy()
         flat = values.reshape((-1,) + values.shape[-2:])
-        roots = [np.real(linalg.sqrtm(m)) if m.size else m for m in flat]
+        roots = [root(m) if m.size else m for m in flat]
         out = np.stack(roots).reshape(values.shape) if roots else values
         return torch.from_numpy(np.ascontiguousarray(out, dtype=values.dtype)).to(x.device)
 

@@ -292,6 +292,15 @@ def argsort(
 def _approx_k(operand: Any, k: int, reduction_dimension: int, largest: bool) -> tuple[Tensor, Tensor]:
     operand = convert_to_tensor(operand, name="operand")
     axis = int(reduction_dimension)
+    k = int(k)
+    if k < 0:
+        raise ValueError(f"Attr 'k' of 'ApproxTopK' Op passed {k} less than minimum 0.")
+    if k == 0:  # TF 2.21 builds this op and fails when it runs; refused here when built
+        raise ValueError("ApproxTopK needs k >= 1, got k = 0")
+    ndims = operand.shape.ndims
+    dim = operand.shape[axis].value if ndims is not None and -ndims <= axis < ndims else None
+    if dim is not None and dim < k:
+        raise ValueError(f"input must have last dimension >= k = {k} but was {dim}")
     if largest:
         values, indices = _descending_sort(operand, axis, False), _descending_sort(operand, axis, True)
     else:

@@ -35,7 +35,7 @@ from dtf_notebook.ops.math.broadcast import unbroadcast, unbroadcast_pair
 from dtf_notebook.ops.math.compare import equal
 from dtf_notebook.ops.math.select import where
 from dtf_notebook.ops.math.unary import exp, log, negative, reciprocal, sign, square
-from dtf_notebook.ops.op_helpers import broadcast_binary, check_dtype, make_op, same_as_input
+from dtf_notebook.ops.op_helpers import _convert_like, broadcast_binary, check_dtype, make_op, same_as_input
 
 __all__ = [
     "erf",
@@ -383,7 +383,7 @@ def betainc(a: Any, b: Any, x: Any, name: str | None = None) -> Tensor:
     """The regularized incomplete beta function ``I_x(a, b)`` (its gradient is defined for ``x`` only, as in TF).
 
     Raises:
-        TypeError: the three dtypes differ or are not float32/float64.
+        TypeError: ``a`` is not float32/float64, or ``b`` or ``x`` is a tensor of another dtype than ``a``.
 
     Example:
         >>> import dtf_notebook as tf
@@ -392,11 +392,12 @@ def betainc(a: Any, b: Any, x: Any, name: str | None = None) -> Tensor:
         [0.     0.6875 1.    ]
     """
     with name_scope(name, "Betainc", [a, b, x]) as scope:
-        x = convert_to_tensor(x, name="x")
-        a = convert_to_tensor(a, dtype=x.dtype, name="a")
-        b = convert_to_tensor(b, dtype=x.dtype, name="b")
-        for arg, t in (("a", a), ("b", b), ("x", x)):
-            check_dtype(t, FLOAT_WIDE, "Betainc", arg)
+        # TF's op helper: the first input fixes the type (a Python int alone is int32 and refused), the others are
+        # converted to it, so betainc(x_float, 2, 2) works and betainc(2, 2, x_float) does not.
+        a = convert_to_tensor(a, name="a")
+        check_dtype(a, FLOAT_WIDE, "Betainc", "a")
+        b = _convert_like(b, a.dtype, "Betainc", "b", "a")
+        x = _convert_like(x, a.dtype, "Betainc", "x", "a")
         return make_op("Betainc", [a, b, x], name=scope).outputs[0]
 
 

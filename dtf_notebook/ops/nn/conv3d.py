@@ -336,12 +336,14 @@ def conv3d_transpose(
     padding: str = "SAME",
     data_format: str = "NDHWC",
     name: str | None = None,
+    input: Any = None,  # noqa: A002 - TF's names
     filters: Any = None,
     dilations: Any = None,
 ) -> Tensor:
     """The transpose of ``conv3d``: ``Conv3DBackpropInputV2`` of ``value`` into ``output_shape``.
 
-    ``filter`` is ``[depth, height, width, output_channels, in_channels]``.
+    ``filter`` is ``[depth, height, width, output_channels, in_channels]``; ``input`` and ``filters`` are TF's
+    newer names of ``value`` and ``filter``.
 
     Example:
         >>> import dtf_notebook as tf
@@ -353,6 +355,7 @@ def conv3d_transpose(
     """
     with name_scope(name, "conv3d_transpose", [value, filter, output_shape]) as scope:
         filter = filters if filter is None else filter
+        value = input if value is None else value
         value = convert_to_tensor(value, name="value")
         f = convert_to_tensor(filter, dtype=value.dtype, name="filter")
         return conv3d_backprop_input_v2(

@@ -13,7 +13,9 @@ imports, when the cluster answered and when the op had run, so the rows also say
   own local cluster: three in-process gRPC servers), with the ``tensorflow`` test extra installed;
 * ``import``: the child's imports alone, for both, and a plain ``import torch`` for scale.
 
-The two libraries alternate sample by sample, so a drift in the machine's load favours neither.
+The two libraries alternate sample by sample, so a drift in the machine's load favours neither. ``--baseline DIR``
+adds a third row in the same rounds: the dtf_notebook child run from another checkout (e.g. ``git archive`` of an
+older commit unpacked in DIR), for before/after figures from one run.
 """
 
 from __future__ import annotations
@@ -84,9 +86,10 @@ print(json.dumps({{"imported": time.time()}}))
 """
 
 
-def child_env(runtime_dir: str) -> dict[str, str]:
-    """The children's environment: this checkout first on the path, and cluster files kept out of the user's."""
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def child_env(runtime_dir: str, repo: str = REPO) -> dict[str, str]:
+    """The children's environment: the checkout ``repo`` first on the path, and cluster files kept out of the
+    user's."""
+    env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env["JUPYTER_RUNTIME_DIR"] = runtime_dir
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     return env
@@ -95,7 +98,10 @@ def child_env(runtime_dir: str) -> dict[str, str]:
 def sample(code: str, env: dict[str, str], timeout: float = 300) -> dict[str, float]:
     """Seconds from spawning ``python -c code`` to each checkpoint it prints (and to its exit, ``exit``)."""
     start = time.time()
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
+    # Run in the checkout itself: ``python -c`` puts the working directory first on the path.
+    cwd = env["PYTHONPATH"].split(os.pathsep)[0]
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     ended = time.time()
     if result.returncode != 0:
         raise RuntimeError(f"benchmark child failed ({result.returncode}):\n{result.stderr[-3000:]}")
@@ -112,18 +118,24 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-tf", action="store_true", help="skip TensorFlow even when it is installed")
     parser.add_argument("--json", action="store_true", help="print the samples as JSON")
+    parser.add_argument("--baseline", help="another checkout whose dtf_notebook to time in the same rounds")
     args = parser.parse_args()
     try:
         has_tf = not args.no_tf and subprocess.run([sys.executable, "-c", "import tensorflow"], capture_output=True)
         has_tf = bool(has_tf) and has_tf.returncode == 0
     except OSError:
         has_tf = False
-    runs: dict[str, list[dict[str, float]]] = {"dtf": [], "tf": [], "import dtf": [], "import tf": [], "torch": []}
+    names = ["dtf", "tf", "import dtf", "import tf", "torch", "baseline", "import baseline"]
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as runtime:
         env = child_env(runtime)
+        base_env = child_env(runtime, os.path.abspath(args.baseline)) if args.baseline else None
         for _ in range(args.repeats):
             runs["dtf"].append(sample(DTF_CHILD, env))
             runs["import dtf"].append(sample(IMPORT_CHILD.format(module="dtf_notebook.compat.v1"), env))
+            if base_env is not None:
+                runs["baseline"].append(sample(DTF_CHILD, base_env))
+                runs["import baseline"].append(sample(IMPORT_CHILD.format(module="dtf_notebook.compat.v1"), base_env))
             runs["torch"].append(sample(IMPORT_CHILD.format(module="torch"), env))
             if has_tf:
                 runs["tf"].append(sample(TF_CHILD, env))
@@ -141,13 +153,19 @@ def main() -> None:
 
     print(f"cpu count {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, {args.repeats} fresh processes each (medians)")
     print(f"{'':34s} {'imported':>9s} {'cluster up':>11s} {'op on 3 tasks':>14s}  spread of the last")
-    for name, label in (("dtf", "dtf_notebook (LocalCluster)"), ("tf", "TF 2.21 (3 in-process servers)")):
+    rows = (("dtf", "dtf_notebook (LocalCluster)"), ("baseline", "baseline checkout"), ("tf", "TF 2.21 (3 servers)"))
+    for name, label in rows:
         if runs[name]:
             print(
                 f"{label:34s} {med(name, 'imported'):8.2f}s {med(name, 'ready'):10.2f}s {med(name, 'done'):13.2f}s"
                 f"  {spread(name, 'done')}"
             )
-    for name, label in (("import dtf", "import dtf_notebook.compat.v1"), ("import tf", "import tensorflow.compat.v1")):
+    imports = (
+        ("import dtf", "import dtf_notebook.compat.v1"),
+        ("import baseline", "the same, baseline checkout"),
+        ("import tf", "import tensorflow.compat.v1"),
+    )
+    for name, label in imports:
         if runs[name]:
             print(f"{label:34s} {med(name, 'imported'):8.2f}s  (spread {spread(name, 'imported')})")
     print(f"{'import torch':34s} {med('torch', 'imported'):8.2f}s  (spread {spread('torch', 'imported')})")
@@ -155,6 +173,9 @@ def main() -> None:
         ratios = [d["done"] / t["done"] for d, t in zip(runs["dtf"], runs["tf"])]
         pairs = f"{min(ratios):.2f}-{max(ratios):.2f}"
         print(f"cold start, dtf_notebook / TF: {statistics.median(ratios):.2f}x (pairs: {pairs})")
+        if runs["baseline"]:
+            base = [b["done"] / t["done"] for b, t in zip(runs["baseline"], runs["tf"])]
+            print(f"cold start, baseline / TF: {statistics.median(base):.2f}x (pairs: {min(base):.2f}-{max(base):.2f})")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ Example:
 
 import importlib as _importlib
 
-from dtf_notebook import ops as _ops  # noqa: F401 - registers every op
+from dtf_notebook import distributed as _distributed  # noqa: F401 - registers the zmq:// and grpc:// sessions
+from dtf_notebook import ops as _ops  # noqa: F401 - registers every op (and the builders lower layers call)
 from dtf_notebook.compat.v1 import *  # noqa: F403
 from dtf_notebook.compat.v1 import errors, nn
 

@@ -6,6 +6,7 @@ Run it from the repository root::
     python scripts/import_graph.py --details    # plus every cycle's modules and every upward function-level import
     python scripts/import_graph.py --json       # the same figures as JSON
     python scripts/import_graph.py --no-import  # the static part only (no child process)
+    python scripts/import_graph.py --root DIR   # another checkout's package (e.g. an older commit unpacked in DIR)
 
 The static part reads every module of ``dtf_notebook`` with :mod:`ast` (nothing is imported) and draws an edge
 from a module to each package module it imports: ``import a.b`` and ``from a import b`` name ``a.b`` when that is
@@ -289,7 +290,7 @@ def upward(imp: Import) -> bool:
 _IMPORTTIME = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
-def import_cost(module: str, python: str = sys.executable) -> dict[str, object]:
+def import_cost(module: str, python: str = sys.executable, repo: str = REPO) -> dict[str, object]:
     """What importing ``module`` in a fresh interpreter pays (``-X importtime``).
 
     Returns a dict: ``modules`` (all loaded, by importtime's count), ``package_modules``, ``heavy`` (which of
@@ -300,9 +301,14 @@ def import_cost(module: str, python: str = sys.executable) -> dict[str, object]:
         >>> cost["heavy"]
         []
     """
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
     result = subprocess.run(
-        [python, "-X", "importtime", "-c", f"import {module}"], capture_output=True, text=True, env=env, check=True
+        [python, "-X", "importtime", "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=repo,
     )
     loaded, seconds = [], 0.0
     for line in result.stderr.splitlines():
@@ -359,12 +365,14 @@ def main() -> None:
         action="append",
         help="module whose import cost to measure (default: dtf_notebook.compat.v1 and framework.device_spec)",
     )
+    parser.add_argument("--root", default=REPO, help="the checkout whose package to read (default: this one)")
     args = parser.parse_args()
-    graph = build_graph(PACKAGE_DIR)
+    root = os.path.abspath(args.root)
+    graph = build_graph(os.path.join(root, PACKAGE))
     figures = summary(graph)
     if not args.no_import:
         modules = args.cost_of or ["dtf_notebook.compat.v1", "dtf_notebook.framework.device_spec"]
-        figures["import_cost"] = [import_cost(m) for m in modules]
+        figures["import_cost"] = [import_cost(m, repo=root) for m in modules]
     if args.json:
         print(json.dumps(figures, indent=1))
         return

@@ -462,7 +462,9 @@ def _transfer(
         "op": RECV_OP,
         "input": recv_after,
         "device": recv_device,
-        "attr": {**attrs, "tensor_type": dtype, "shape": shape},
+        # With control flow, the value may come dead (the sender's branch was not taken): the receiving plan must
+        # run on the dataflow executor.
+        "attr": {**attrs, "tensor_type": dtype, "shape": shape, **({"_may_be_dead": True} if flow is not None else {})},
     }
     if index >= 0 or flow is None:
         return sending, [recv]

@@ -476,6 +476,7 @@ class Plan:
         self._blocking: list[bool] = []
         self._enter_attrs: dict[int, tuple[str, bool, int]] = {}
         self._transfers: list[int] = []  # steps of _Send/_Recv kernels: they run even when dead
+        self._dead_receives = False  # a _Recv of a graph with control flow may receive a dead value
         self._op_step: dict[Operation, int] = {}  # op -> its kernel's step
         self.devices: dict[str, str] = {}
         placement_errors = placement_errors or {}
@@ -524,7 +525,9 @@ class Plan:
         # to threads waiting for the GIL, and a training step over ps tasks took 30% longer.
         transfers = set(self._transfers)
         waits = any(blocking and i not in transfers for i, blocking in enumerate(self._blocking))
-        if any(self._step_kinds) or waits:
+        # A receive that may get a dead value (a partition of a graph with control flow, say a cond's branch on
+        # this task) needs the dataflow executor, which skips the ops a dead value reaches.
+        if any(self._step_kinds) or waits or self._dead_receives:
             self._flow = flow
         else:
             if flow is not None and flow.branched and not any(self._blocking):
@@ -533,7 +536,7 @@ class Plan:
                 if slots:
                     self.steps[i] = _with_release(self.steps[i], slots)
         del self._step_ins, self._step_outs, self._step_kinds, self._step_after, self._blocking, self._op_step
-        del self._transfers
+        del self._transfers, self._dead_receives
 
     def _kernel_types(self) -> list[str]:
         """Each step's op type; "" for the reads and copies inserted before a consumer (they are not its kernel)."""
@@ -598,6 +601,7 @@ class Plan:
             self._enter_attrs[len(self.steps)] = (*frame, int(attrs.get("parallel_iterations", 10)))
         elif op._type in TRANSFER_TYPES:
             self._transfers.append(len(self.steps))
+            self._dead_receives = self._dead_receives or bool(op._attrs.get("_may_be_dead"))
         self._add_step(fn, ins, outs, op, after, op_def.may_block, kind)
 
     def _copy_step(self, src: int, target: torch.device, consumer: Operation, after: list[int] | None = None) -> int:

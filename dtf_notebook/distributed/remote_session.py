@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any
 
 from dtf_notebook import errors
@@ -60,6 +61,7 @@ class RemoteBackend:
         self._sent_version = -1
         self._sent_mutations = 0
         self._handle: str | None = None
+        self._sync_lock = threading.Lock()
         # The key stays here: the master has its own, and a config travels in a request.
         secret = {"cluster_key", "cluster_key_salt"}
         self._wire_config = {k: v for k, v in dataclasses.asdict(config).items() if k not in secret}
@@ -72,6 +74,13 @@ class RemoteBackend:
         graph = self._graph
         if self._handle is not None and graph.version == self._sent_version:
             return
+        # Steps start from several threads at once (queue runners and the training loop): one of them creates the
+        # master session, the others use it, never one master session each (their queues would differ).
+        with self._sync_lock:
+            if self._handle is None or graph.version != self._sent_version:
+                self._send_graph(graph)
+
+    def _send_graph(self, graph: Graph) -> None:
         ops = graph.get_operations()
         if self._handle is None or graph._mutations != self._sent_mutations:
             if self._handle is not None:

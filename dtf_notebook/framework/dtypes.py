@@ -37,29 +37,50 @@ class DType:
 
     __slots__ = ("_name", "_np", "_enum", "_kind", "_size")
 
-    def __init__(self, name: str, np_dtype: Any, enum: int, kind: str, size: int) -> None:
+    def __new__(cls, type_enum: Any, handle_data: Any = None) -> DType:
+        # TF's ``DType(type_enum)``: here every DType is one shared object, so this finds it by its enum.
+        if isinstance(type_enum, builtins.bool) or not isinstance(type_enum, int) or type_enum not in _BY_ENUM:
+            raise TypeError(f"type_enum is not a valid types_pb2.DataType: {type_enum!r}")
+        return _BY_ENUM[type_enum]
+
+    def __init__(self, type_enum: Any, handle_data: Any = None) -> None:
+        pass  # the shared object is already set up
+
+    @classmethod
+    def _define(cls, name: str, np_dtype: Any, enum: int, kind: str, size: int) -> DType:
+        """Creates one of the module's DType objects (``kind``: "f" float, "i" signed int, "u" unsigned, "c"
+        complex, "b" bool, "s" string, "q" quantized, "r" resource, "v" variant)."""
+        self = object.__new__(cls)
         self._name = name
         self._np = np_dtype
         self._enum = enum
-        self._kind = kind  # "f" float, "i" signed int, "u" unsigned, "b" bool, "s" string
+        self._kind = kind
         self._size = size
+        return self
 
     name = property(lambda self: self._name)
     size = property(lambda self: self._size)
     as_datatype_enum = property(lambda self: self._enum)
     base_dtype = property(lambda self: self)
-    real_dtype = property(lambda self: self)
     is_floating = property(lambda self: self._kind == "f")
     is_integer = property(lambda self: self._kind in "iu")
     is_unsigned = property(lambda self: self._kind == "u")
     is_bool = property(lambda self: self._kind == "b")
-    is_complex = property(lambda self: False)
-    is_numpy_compatible = property(lambda self: True)
+    is_complex = property(lambda self: self._kind == "c")
+    is_quantized = property(lambda self: self._kind == "q")
+    is_numpy_compatible = property(lambda self: self._kind not in "rv")
     is_string = property(lambda self: self._kind == "s")
 
     @property
+    def real_dtype(self) -> DType:
+        """The type of the real and imaginary parts of a complex type (the type itself for the others)."""
+        return {"complex64": float32, "complex128": float64}.get(self._name, self)
+
+    @property
     def as_numpy_dtype(self) -> Any:
-        """The numpy scalar type (``object`` for strings)."""
+        """The numpy scalar type (``object`` for strings, TF's structured numpy type for the quantized types)."""
+        if self._kind == "q":
+            return self._np
         return self._np.type if self._kind != "s" else object
 
     @property
@@ -83,6 +104,9 @@ class DType:
             return int(np.iinfo(self._np).max)
         raise TypeError(f"Cannot find maximum value of {self._name}.")
 
+    def __reduce__(self):
+        return (as_dtype, (self._name,))
+
     def is_compatible_with(self, other: Any) -> bool:
         """True when values of ``other`` may be used where this type is expected."""
         return as_dtype(other) is self
@@ -93,25 +117,39 @@ class DType:
     def __str__(self) -> str:
         return f"<dtype: {self._name!r}>"
 
-    def __reduce__(self):
-        return (as_dtype, (self._name,))
 
-
-float16 = DType("float16", np.dtype(np.float16), 19, "f", 2)
+float16 = DType._define("float16", np.dtype(np.float16), 19, "f", 2)
 half = float16
-float32 = DType("float32", np.dtype(np.float32), 1, "f", 4)
-float64 = DType("float64", np.dtype(np.float64), 2, "f", 8)
+float32 = DType._define("float32", np.dtype(np.float32), 1, "f", 4)
+float64 = DType._define("float64", np.dtype(np.float64), 2, "f", 8)
 double = float64
-bfloat16 = DType("bfloat16", _BFLOAT16_NP, 14, "f", 2)
-int8 = DType("int8", np.dtype(np.int8), 6, "i", 1)
-int16 = DType("int16", np.dtype(np.int16), 5, "i", 2)
-int32 = DType("int32", np.dtype(np.int32), 3, "i", 4)
-int64 = DType("int64", np.dtype(np.int64), 9, "i", 8)
-uint8 = DType("uint8", np.dtype(np.uint8), 4, "u", 1)
-bool = DType("bool", np.dtype(np.bool_), 10, "b", 1)  # noqa: A001 - TF's public name
-string = DType("string", np.dtype(object), 7, "s", 0)
+bfloat16 = DType._define("bfloat16", _BFLOAT16_NP, 14, "f", 2)
+int8 = DType._define("int8", np.dtype(np.int8), 6, "i", 1)
+int16 = DType._define("int16", np.dtype(np.int16), 5, "i", 2)
+int32 = DType._define("int32", np.dtype(np.int32), 3, "i", 4)
+int64 = DType._define("int64", np.dtype(np.int64), 9, "i", 8)
+uint8 = DType._define("uint8", np.dtype(np.uint8), 4, "u", 1)
+bool = DType._define("bool", np.dtype(np.bool_), 10, "b", 1)  # noqa: A001 - TF's public name
+string = DType._define("string", np.dtype(object), 7, "s", 0)
 #: A handle to a per-step resource (a TensorArray); its runtime value is the resource itself, never sent between tasks.
-resource = DType("resource", np.dtype(object), 20, "r", 0)
+resource = DType._define("resource", np.dtype(object), 20, "r", 0)
+
+uint16 = DType._define("uint16", np.dtype(np.uint16), 17, "u", 2)
+uint32 = DType._define("uint32", np.dtype(np.uint32), 22, "u", 4)
+uint64 = DType._define("uint64", np.dtype(np.uint64), 23, "u", 8)
+complex64 = DType._define("complex64", np.dtype(np.complex64), 8, "c", 8)
+complex128 = DType._define("complex128", np.dtype(np.complex128), 18, "c", 16)
+# Quantized types: names, enums and TF's numpy types only; no op here computes on them (TF's quantized kernels
+# have no torch counterpart), so a graph may name them but a session cannot run ops on their values.
+qint8 = DType._define("qint8", np.dtype([("qint8", np.int8)]), 11, "q", 1)
+quint8 = DType._define("quint8", np.dtype([("quint8", np.uint8)]), 12, "q", 1)
+qint16 = DType._define("qint16", np.dtype([("qint16", np.int16)]), 15, "q", 2)
+quint16 = DType._define("quint16", np.dtype([("quint16", np.uint16)]), 16, "q", 2)
+qint32 = DType._define("qint32", np.dtype([("qint32", np.int32)]), 13, "q", 4)
+#: TF's variant (a type-erased value, such as a TensorList): named so graphs can mention it; no op here makes one.
+variant = DType._define("variant", np.dtype(object), 21, "v", 0)
+#: The quantized types (TF's set also holds their ``_ref`` types, which do not exist here).
+QUANTIZED_DTYPES = frozenset((qint8, quint8, qint16, quint16, qint32))
 
 ALL_DTYPES: tuple[DType, ...] = (
     float16,
@@ -123,13 +161,24 @@ ALL_DTYPES: tuple[DType, ...] = (
     int32,
     int64,
     uint8,
+    uint16,
+    uint32,
+    uint64,
+    complex64,
+    complex128,
     bool,
     string,
+    qint8,
+    quint8,
+    qint16,
+    quint16,
+    qint32,
 )
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})
 _BY_ENUM = {d.as_datatype_enum: d for d in ALL_DTYPES}
-_BY_NAME[resource.name], _BY_ENUM[resource.as_datatype_enum] = resource, resource  # no numpy or wire form
+for _special in (resource, variant):  # no numpy or wire form
+    _BY_NAME[_special.name], _BY_ENUM[_special.as_datatype_enum] = _special, _special
 _NP_TO_DTYPE = {d.np_dtype: d for d in ALL_DTYPES if d is not string and d.np_dtype is not float32.np_dtype}
 _NP_TO_DTYPE[np.dtype(np.float32)] = float32
 _PY_TO_DTYPE = {float: float32, int: int32, builtins.bool: bool}
@@ -185,13 +234,15 @@ def dtype_of_value(value: Any) -> DType:
         return int32 if -(2**31) <= value < 2**31 else int64
     if isinstance(value, float):
         return float32
+    if isinstance(value, complex):
+        return complex128
     if isinstance(value, str | bytes):
         return string
     if isinstance(value, list | tuple):
         if not value:
             return float32
         kinds = [dtype_of_value(v) for v in value]
-        for candidate in (string, float32, int64, int32, bool):
+        for candidate in (string, complex128, float32, int64, int32, bool):
             if candidate in kinds:
                 return candidate
     raise TypeError(f"Cannot convert {value!r} (type {type(value).__name__}) to a tensor value.")

@@ -33,7 +33,7 @@ import contextlib
 from collections import defaultdict, deque
 from typing import Any
 
-from dtf_notebook.framework import op_registry
+from dtf_notebook.framework import gradient_registry, op_registry
 from dtf_notebook.framework.aggregation_method import AggregationMethod
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph
@@ -319,7 +319,7 @@ def _update_pending(
 
 def _call_grad_fn(op: Operation, out_grads: list[Any], colocate: bool, loop_state: Any = None) -> list[Any]:
 
-    grad_fn = op.op_def.grad
+    grad_fn = gradient_registry.gradient_function(op)
     if grad_fn is op_registry.NOT_DIFFERENTIABLE:
         return [None] * len(op._inputs)
     if grad_fn is None:

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from dtf_notebook.framework import device_spec, op_registry
+from dtf_notebook.framework import device_spec, gradient_registry, op_registry
 from dtf_notebook.framework.default_session import clear_default_session_stack
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
@@ -221,6 +221,10 @@ class Graph:
                 self._apply_device_and_colocation(op, refs)
             if self._container and "container" in op._attrs and not op._attrs["container"]:
                 op._attrs["container"] = self._container
+            if self._extra.get("gradient_override_map"):
+                override = gradient_registry.override_for(self, op_type)
+                if override is not None:
+                    op._attrs[gradient_registry.OVERRIDE_ATTR] = override
             for controller in self._control_dependencies_stack:
                 controller.created_set.add(op)
             self._ops.append(op)
@@ -303,6 +307,11 @@ class Graph:
             yield scope
         finally:
             self._name_stack = old
+
+    def gradient_override_map(self, op_type_map: dict[str, str]) -> contextlib.AbstractContextManager[None]:
+        """Ops of the map's types created in the block take their gradient from the function registered (with
+        ``tf.RegisterGradient``) under the name the map gives their type (see ``framework.gradient_registry``)."""
+        return gradient_registry.gradient_override_map(self, op_type_map)
 
     # ---- device, container, control deps, colocation ----------------------------------------------
     @contextlib.contextmanager

@@ -36,6 +36,11 @@ def _fill_tables() -> None:
         dtypes.int32: torch.int32,
         dtypes.int64: torch.int64,
         dtypes.uint8: torch.uint8,
+        dtypes.uint16: torch.uint16,  # torch stores, copies and casts these three; little arithmetic
+        dtypes.uint32: torch.uint32,
+        dtypes.uint64: torch.uint64,
+        dtypes.complex64: torch.complex64,
+        dtypes.complex128: torch.complex128,
         dtypes.bool: torch.bool,
     }
     _FROM_TORCH.update({v: k for k, v in pairs.items()})
@@ -46,7 +51,8 @@ def torch_dtype(dtype: dtypes.DType) -> torch.dtype:
     """The torch dtype that holds ``dtype`` values.
 
     Raises:
-        TypeError: ``dtype`` is ``string`` (held in numpy, never in torch).
+        TypeError: ``dtype`` is ``string`` (held in numpy, never in torch), or has no torch kernels (the quantized
+            types, ``variant``, ``resource``).
 
     Example:
         >>> torch_dtype(dtypes.int64)
@@ -58,7 +64,9 @@ def torch_dtype(dtype: dtypes.DType) -> torch.dtype:
         if not _TORCH:
             _fill_tables()
             return torch_dtype(dtype)
-        raise TypeError(f"{dtype.name} values are held as numpy arrays, not torch tensors") from None
+        if dtype.is_string:
+            raise TypeError(f"{dtype.name} values are held as numpy arrays, not torch tensors") from None
+        raise TypeError(f"No op here computes on {dtype.name} values (torch has no such type)") from None
 
 
 def dtype_of(value: Any) -> dtypes.DType:

@@ -1,15 +1,19 @@
 """The flat TF1 namespace (``tf.constant``, ``tf.Session``, ``tf.float32``, ...), assembled from the package."""
 
+from dtf_notebook.compat.v1._graph_api import *  # noqa: F403
 from dtf_notebook.compat.v1._script_aliases import *  # noqa: F403
 from dtf_notebook.compat.v1._switches import *  # noqa: F403
 from dtf_notebook.framework.aggregation_method import AggregationMethod
 from dtf_notebook.framework.convert import convert_to_tensor, register_tensor_conversion_function
 from dtf_notebook.framework.device_spec import DeviceSpec
 from dtf_notebook.framework.dtypes import (
+    QUANTIZED_DTYPES,
     DType,
     as_dtype,
     bfloat16,
     bool,
+    complex64,
+    complex128,
     double,
     float16,
     float32,
@@ -19,9 +23,18 @@ from dtf_notebook.framework.dtypes import (
     int16,
     int32,
     int64,
+    qint8,
+    qint16,
+    qint32,
+    quint8,
+    quint16,
     resource,
     string,
     uint8,
+    uint16,
+    uint32,
+    uint64,
+    variant,
 )
 from dtf_notebook.framework.gradients import gradients
 from dtf_notebook.framework.graph import (
@@ -84,6 +97,8 @@ from dtf_notebook.ops.math_ops import *  # noqa: F403
 from dtf_notebook.ops.partitioners import *  # noqa: F403
 from dtf_notebook.ops.placeholder_ops import *  # noqa: F403
 from dtf_notebook.ops.random_ops import *  # noqa: F403
+from dtf_notebook.ops.serialization_ops import *  # noqa: F403
+from dtf_notebook.ops.sparse import *  # noqa: F403
 from dtf_notebook.ops.state_ops import *  # noqa: F403
 from dtf_notebook.ops.string_ops import *  # noqa: F403
 from dtf_notebook.ops.tensor_array_ops import *  # noqa: F403

@@ -1,0 +1,386 @@
+"""TF's graph messages as protobuf classes: ``TensorProto``, ``AttrValue``, ``NodeDef``, ``GraphDef``, ``MetaGraphDef``
+and their parts (``tf.GraphDef``, ``tf.NodeDef``, ``tf.AttrValue``, ``tf.NameAttrList``, ``tf.MetaGraphDef``,
+``tf.TensorInfo``).
+
+The schemas are TF's ``types.proto``, ``tensor_shape.proto``, ``resource_handle.proto``, ``tensor.proto``,
+``attr_value.proto``, ``node_def.proto``, ``versions.proto``, ``graph.proto``, ``saver.proto`` and
+``meta_graph.proto`` with TF's file names, message names and field numbers, so bytes written here parse in TF and
+the other way round. Fields whose types live in protos not written here (a graph's function library and debug info,
+a node's full type, a meta graph's stripped op list, object graph and ``Any`` lists, a tensor info's composite
+tensor) are left out: their numbers stay unused, and protobuf keeps such fields of a parsed message as unknown
+fields, so they survive a round trip.
+
+Example:
+    >>> node = NodeDef(name="x", op="Const")
+    >>> node.attr["dtype"].type = DataType.Value("DT_FLOAT")
+    >>> GraphDef.FromString(GraphDef(node=[node]).SerializeToString()).node[0].attr["dtype"].type
+    1
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+from dtf_notebook.protos import POOL, message_class
+
+__all__ = [
+    "AttrValue",
+    "DataType",
+    "GraphDef",
+    "MetaGraphDef",
+    "NameAttrList",
+    "NodeDef",
+    "ResourceHandleProto",
+    "SaverDef",
+    "SignatureDef",
+    "TensorInfo",
+    "TensorProto",
+    "TensorShapeProto",
+    "VersionDef",
+]
+
+_DATA_TYPES = (
+    "INVALID FLOAT DOUBLE INT32 UINT8 INT16 INT8 STRING COMPLEX64 INT64 BOOL QINT8 QUINT8 QINT32 BFLOAT16 QINT16 "
+    "QUINT16 UINT16 COMPLEX128 HALF RESOURCE VARIANT UINT32 UINT64"
+).split()
+# TF's DataType: the value types, then their reference types at +100.
+_DATA_TYPE_VALUES = [(f"DT_{n}", i) for i, n in enumerate(_DATA_TYPES)] + [
+    (f"DT_{n}_REF", 100 + i) for i, n in enumerate(_DATA_TYPES) if i
+]
+
+_SCALARS = {
+    "int32": FieldDescriptor.TYPE_INT32,
+    "int64": FieldDescriptor.TYPE_INT64,
+    "uint32": FieldDescriptor.TYPE_UINT32,
+    "uint64": FieldDescriptor.TYPE_UINT64,
+    "float": FieldDescriptor.TYPE_FLOAT,
+    "double": FieldDescriptor.TYPE_DOUBLE,
+    "bool": FieldDescriptor.TYPE_BOOL,
+    "string": FieldDescriptor.TYPE_STRING,
+    "bytes": FieldDescriptor.TYPE_BYTES,
+}
+
+# A message: (name, [(field, number, kind[, oneof])], [nested messages or ("enum", name, values)]). A kind is a
+# scalar type, a message's full name, "enum <full name>", "map<key kind,value kind>", each optionally "repeated ".
+_Message = tuple
+
+
+def _set_type(field: Any, kind: str) -> None:
+    if kind in _SCALARS:
+        field.type = _SCALARS[kind]
+    elif kind.startswith("enum "):
+        field.type, field.type_name = FieldDescriptor.TYPE_ENUM, "." + kind[5:]
+    else:
+        field.type, field.type_name = FieldDescriptor.TYPE_MESSAGE, "." + kind
+
+
+def _add_message(container: Any, spec: _Message, scope: str) -> None:
+    name, fields, *rest = spec
+    message = container.add(name=name)
+    full = f"{scope}.{name}"
+    oneofs: list[str] = []
+    for field_spec in fields:
+        field_name, number, kind = field_spec[:3]
+        field = message.field.add(name=field_name, number=number, label=FieldDescriptor.LABEL_OPTIONAL)
+        if kind.startswith("repeated "):
+            field.label, kind = FieldDescriptor.LABEL_REPEATED, kind[9:]
+        if kind.startswith("map<"):
+            key, value = kind[4:-1].split(",")
+            entry = "".join(part.capitalize() for part in field_name.split("_")) + "Entry"
+            _add_message(message.nested_type, (entry, [("key", 1, key), ("value", 2, value)]), full)
+            message.nested_type[-1].options.map_entry = True
+            field.label, kind = FieldDescriptor.LABEL_REPEATED, f"{full[1:]}.{entry}"
+        _set_type(field, kind)
+        if len(field_spec) > 3:
+            if field_spec[3] not in oneofs:
+                oneofs.append(field_spec[3])
+                message.oneof_decl.add(name=field_spec[3])
+            field.oneof_index = oneofs.index(field_spec[3])
+    for nested in rest[0] if rest else ():
+        if nested[0] == "enum":
+            message.enum_type.add(name=nested[1], value=[{"name": n, "number": v} for n, v in nested[2]])
+        else:
+            _add_message(message.nested_type, nested, full)
+
+
+def _add_file(name: str, dependencies: list[str], messages: list[_Message], enums: tuple = ()) -> None:
+    proto = descriptor_pb2.FileDescriptorProto(name=name, package="tensorflow", syntax="proto3")
+    proto.dependency.extend(dependencies)
+    for enum_name, values in enums:
+        proto.enum_type.add(name=enum_name, value=[{"name": n, "number": v} for n, v in values])
+    for spec in messages:
+        _add_message(proto.message_type, spec, ".tensorflow")
+    POOL.AddSerializedFile(proto.SerializeToString())
+
+
+_FRAMEWORK = "tensorflow/core/framework/"
+_add_file(
+    _FRAMEWORK + "types.proto",
+    [],
+    [("SerializedDType", [("datatype", 1, "enum tensorflow.DataType")])],
+    enums=(("DataType", _DATA_TYPE_VALUES),),
+)
+_add_file(
+    _FRAMEWORK + "tensor_shape.proto",
+    [],
+    [
+        (
+            "TensorShapeProto",
+            [("dim", 2, "repeated tensorflow.TensorShapeProto.Dim"), ("unknown_rank", 3, "bool")],
+            [("Dim", [("size", 1, "int64"), ("name", 2, "string")])],
+        )
+    ],
+)
+_add_file(
+    _FRAMEWORK + "resource_handle.proto",
+    [_FRAMEWORK + "tensor_shape.proto", _FRAMEWORK + "types.proto"],
+    [
+        (
+            "ResourceHandleProto",
+            [
+                ("device", 1, "string"),
+                ("container", 2, "string"),
+                ("name", 3, "string"),
+                ("hash_code", 4, "uint64"),
+                ("maybe_type_name", 5, "string"),
+                ("dtypes_and_shapes", 6, "repeated tensorflow.ResourceHandleProto.DtypeAndShape"),
+            ],
+            [
+                (
+                    "DtypeAndShape",
+                    [("dtype", 1, "enum tensorflow.DataType"), ("shape", 2, "tensorflow.TensorShapeProto")],
+                )
+            ],
+        )
+    ],
+)
+_add_file(
+    _FRAMEWORK + "tensor.proto",
+    [_FRAMEWORK + "resource_handle.proto", _FRAMEWORK + "tensor_shape.proto", _FRAMEWORK + "types.proto"],
+    [
+        (
+            "TensorProto",
+            [
+                ("dtype", 1, "enum tensorflow.DataType"),
+                ("tensor_shape", 2, "tensorflow.TensorShapeProto"),
+                ("version_number", 3, "int32"),
+                ("tensor_content", 4, "bytes"),
+                ("half_val", 13, "repeated int32"),
+                ("float_val", 5, "repeated float"),
+                ("double_val", 6, "repeated double"),
+                ("int_val", 7, "repeated int32"),
+                ("string_val", 8, "repeated bytes"),
+                ("scomplex_val", 9, "repeated float"),
+                ("int64_val", 10, "repeated int64"),
+                ("bool_val", 11, "repeated bool"),
+                ("dcomplex_val", 12, "repeated double"),
+                ("resource_handle_val", 14, "repeated tensorflow.ResourceHandleProto"),
+                ("variant_val", 15, "repeated tensorflow.VariantTensorDataProto"),
+                ("uint32_val", 16, "repeated uint32"),
+                ("uint64_val", 17, "repeated uint64"),
+                ("float8_val", 18, "bytes"),
+            ],
+        ),
+        (
+            "VariantTensorDataProto",
+            [("type_name", 1, "string"), ("metadata", 2, "bytes"), ("tensors", 3, "repeated tensorflow.TensorProto")],
+        ),
+    ],
+)
+_add_file(
+    _FRAMEWORK + "attr_value.proto",
+    [_FRAMEWORK + "tensor.proto", _FRAMEWORK + "tensor_shape.proto", _FRAMEWORK + "types.proto"],
+    [
+        (
+            "AttrValue",
+            [
+                ("s", 2, "bytes", "value"),
+                ("i", 3, "int64", "value"),
+                ("f", 4, "float", "value"),
+                ("b", 5, "bool", "value"),
+                ("type", 6, "enum tensorflow.DataType", "value"),
+                ("shape", 7, "tensorflow.TensorShapeProto", "value"),
+                ("tensor", 8, "tensorflow.TensorProto", "value"),
+                ("list", 1, "tensorflow.AttrValue.ListValue", "value"),
+                ("func", 10, "tensorflow.NameAttrList", "value"),
+                ("placeholder", 9, "string", "value"),
+            ],
+            [
+                (
+                    "ListValue",
+                    [
+                        ("s", 2, "repeated bytes"),
+                        ("i", 3, "repeated int64"),
+                        ("f", 4, "repeated float"),
+                        ("b", 5, "repeated bool"),
+                        ("type", 6, "repeated enum tensorflow.DataType"),
+                        ("shape", 7, "repeated tensorflow.TensorShapeProto"),
+                        ("tensor", 8, "repeated tensorflow.TensorProto"),
+                        ("func", 9, "repeated tensorflow.NameAttrList"),
+                    ],
+                )
+            ],
+        ),
+        ("NameAttrList", [("name", 1, "string"), ("attr", 2, "map<string,tensorflow.AttrValue>")]),
+    ],
+)
+_add_file(
+    _FRAMEWORK + "node_def.proto",
+    [_FRAMEWORK + "attr_value.proto"],
+    [
+        (
+            "NodeDef",
+            [
+                ("name", 1, "string"),
+                ("op", 2, "string"),
+                ("input", 3, "repeated string"),
+                ("device", 4, "string"),
+                ("attr", 5, "map<string,tensorflow.AttrValue>"),
+                ("experimental_debug_info", 6, "tensorflow.NodeDef.ExperimentalDebugInfo"),
+            ],
+            [
+                (
+                    "ExperimentalDebugInfo",
+                    [("original_node_names", 1, "repeated string"), ("original_func_names", 2, "repeated string")],
+                )
+            ],
+        )
+    ],
+)
+_add_file(
+    _FRAMEWORK + "versions.proto",
+    [],
+    [("VersionDef", [("producer", 1, "int32"), ("min_consumer", 2, "int32"), ("bad_consumers", 3, "repeated int32")])],
+)
+_add_file(
+    _FRAMEWORK + "graph.proto",
+    [_FRAMEWORK + "node_def.proto", _FRAMEWORK + "versions.proto"],
+    [
+        (
+            "GraphDef",
+            [
+                ("node", 1, "repeated tensorflow.NodeDef"),
+                ("versions", 4, "tensorflow.VersionDef"),
+                ("version", 3, "int32"),
+            ],
+        )
+    ],
+)
+_add_file(
+    "tensorflow/core/protobuf/saver.proto",
+    [],
+    [
+        (
+            "SaverDef",
+            [
+                ("filename_tensor_name", 1, "string"),
+                ("save_tensor_name", 2, "string"),
+                ("restore_op_name", 3, "string"),
+                ("max_to_keep", 4, "int32"),
+                ("sharded", 5, "bool"),
+                ("keep_checkpoint_every_n_hours", 6, "float"),
+                ("version", 7, "enum tensorflow.SaverDef.CheckpointFormatVersion"),
+            ],
+            [("enum", "CheckpointFormatVersion", [("LEGACY", 0), ("V1", 1), ("V2", 2)])],
+        )
+    ],
+)
+_add_file(
+    "tensorflow/core/protobuf/meta_graph.proto",
+    [
+        _FRAMEWORK + "graph.proto",
+        _FRAMEWORK + "tensor.proto",
+        _FRAMEWORK + "tensor_shape.proto",
+        _FRAMEWORK + "types.proto",
+        "tensorflow/core/protobuf/saver.proto",
+    ],
+    [
+        (
+            "MetaGraphDef",
+            [
+                ("meta_info_def", 1, "tensorflow.MetaGraphDef.MetaInfoDef"),
+                ("graph_def", 2, "tensorflow.GraphDef"),
+                ("saver_def", 3, "tensorflow.SaverDef"),
+                ("collection_def", 4, "map<string,tensorflow.CollectionDef>"),
+                ("signature_def", 5, "map<string,tensorflow.SignatureDef>"),
+                ("asset_file_def", 6, "repeated tensorflow.AssetFileDef"),
+            ],
+            [
+                (
+                    "MetaInfoDef",
+                    [
+                        ("meta_graph_version", 1, "string"),
+                        ("tags", 4, "repeated string"),
+                        ("tensorflow_version", 5, "string"),
+                        ("tensorflow_git_version", 6, "string"),
+                        ("stripped_default_attrs", 7, "bool"),
+                        ("function_aliases", 8, "map<string,string>"),
+                    ],
+                )
+            ],
+        ),
+        (
+            "CollectionDef",
+            [
+                ("node_list", 1, "tensorflow.CollectionDef.NodeList", "kind"),
+                ("bytes_list", 2, "tensorflow.CollectionDef.BytesList", "kind"),
+                ("int64_list", 3, "tensorflow.CollectionDef.Int64List", "kind"),
+                ("float_list", 4, "tensorflow.CollectionDef.FloatList", "kind"),
+            ],
+            [
+                ("NodeList", [("value", 1, "repeated string")]),
+                ("BytesList", [("value", 1, "repeated bytes")]),
+                ("Int64List", [("value", 1, "repeated int64")]),
+                ("FloatList", [("value", 1, "repeated float")]),
+            ],
+        ),
+        (
+            "TensorInfo",
+            [
+                ("name", 1, "string", "encoding"),
+                ("coo_sparse", 4, "tensorflow.TensorInfo.CooSparse", "encoding"),
+                ("dtype", 2, "enum tensorflow.DataType"),
+                ("tensor_shape", 3, "tensorflow.TensorShapeProto"),
+            ],
+            [
+                (
+                    "CooSparse",
+                    [
+                        ("values_tensor_name", 1, "string"),
+                        ("indices_tensor_name", 2, "string"),
+                        ("dense_shape_tensor_name", 3, "string"),
+                    ],
+                )
+            ],
+        ),
+        (
+            "SignatureDef",
+            [
+                ("inputs", 1, "map<string,tensorflow.TensorInfo>"),
+                ("outputs", 2, "map<string,tensorflow.TensorInfo>"),
+                ("method_name", 3, "string"),
+                ("defaults", 4, "map<string,tensorflow.TensorProto>"),
+            ],
+        ),
+        ("AssetFileDef", [("tensor_info", 1, "tensorflow.TensorInfo"), ("filename", 2, "string")]),
+    ],
+)
+
+#: TF's ``DataType`` enum (``DataType.Value("DT_FLOAT") == 1``, ``DataType.Name(9) == "DT_INT64"``).
+DataType: Any = EnumTypeWrapper(POOL.FindEnumTypeByName("tensorflow.DataType"))
+TensorShapeProto = message_class("tensorflow.TensorShapeProto", __name__)
+ResourceHandleProto = message_class("tensorflow.ResourceHandleProto", __name__)
+TensorProto = message_class("tensorflow.TensorProto", __name__)
+AttrValue = message_class("tensorflow.AttrValue", __name__)
+NameAttrList = message_class("tensorflow.NameAttrList", __name__)
+NodeDef = message_class("tensorflow.NodeDef", __name__)
+VersionDef = message_class("tensorflow.VersionDef", __name__)
+GraphDef = message_class("tensorflow.GraphDef", __name__)
+SaverDef = message_class("tensorflow.SaverDef", __name__)
+MetaGraphDef = message_class("tensorflow.MetaGraphDef", __name__)
+TensorInfo = message_class("tensorflow.TensorInfo", __name__)
+SignatureDef = message_class("tensorflow.SignatureDef", __name__)

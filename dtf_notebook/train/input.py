@@ -224,7 +224,7 @@ def string_input_producer(
         [b'a.csv' b'b.csv']
     """
     not_null_err = "string_input_producer requires a non-null input tensor"
-    if not isinstance(string_tensor, Tensor) and not _nonempty(string_tensor):
+    if _statically_empty(string_tensor):
         raise ValueError(not_null_err)
     with name_scope(name, "input_producer", [string_tensor]) as scope:
         string_tensor = convert_to_tensor(string_tensor, dtype=dtypes.string)
@@ -244,11 +244,14 @@ def string_input_producer(
         )
 
 
-def _nonempty(value: Any) -> bool:
+def _statically_empty(value: Any) -> bool:
+    """An empty Python list (or falsy value); a tensor or variable is checked when it runs."""
+    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+        return False
     try:
-        return len(value) > 0
+        return len(value) == 0
     except TypeError:
-        return bool(value)
+        return not value
 
 
 def range_input_producer(

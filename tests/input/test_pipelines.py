@@ -223,3 +223,32 @@ def test_queue_runners_close_their_queues_and_a_stop_cancels_blocked_enqueues():
             coord.request_stop()
             coord.join(threads, stop_grace_period_secs=10)  # the full queues' enqueues were cancelled
             assert not any(t.is_alive() for t in threads)
+
+
+@pytest.mark.tf_oracle
+def test_match_filenames_once_and_count_up_to_like_tensorflow(tmp_path):
+    write_csv_files(tmp_path, files=3, rows=2)
+    pattern = str(tmp_path / "part-*.csv")
+
+    def run(lib):
+        names = lib.train.match_filenames_once(pattern)
+        # (TF 2.21 makes the variable a resource variable, which string_input_producer cannot test for emptiness
+        # while building; TF1's reference variable it can, as here)
+        files = lib.train.string_input_producer(lib.identity(names), num_epochs=1, shuffle=False)
+        _, line = lib.TextLineReader(skip_header_lines=1).read(files)
+        lines, error = drain(lib, line)
+        counter = lib.Variable(3, dtype=lib.int64)
+        step = counter.count_up_to(5)
+        counts = []
+        with lib.Session() as sess:
+            sess.run(counter.initializer)
+            for _ in range(3):
+                try:
+                    counts.append(int(sess.run(step)))
+                except lib.errors.OutOfRangeError as e:
+                    counts.append(error_message(e))
+        return lines, type(error).__name__, counts, names.op.name, [v.op.name for v in lib.local_variables()]
+
+    ours, theirs = both(run)
+    assert ours == theirs
+    assert ours[2] == [3, 4, "Reached limit of 5"]

@@ -28,16 +28,19 @@ import numpy as np
 
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
-from dtf_notebook.framework.graph import name_scope
+from dtf_notebook.framework.graph import control_dependencies, name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.sparse_tensor import SparseTensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops import array_ops
+from dtf_notebook.ops.assert_op import Assert
 from dtf_notebook.ops.constant_op import constant
+from dtf_notebook.ops.identity_ops import identity
 from dtf_notebook.ops.io.example_parser import Dense, Sparse, SparseFeatureSpec, parse_examples, parse_sequence_example
 from dtf_notebook.ops.io.parsing_config import FixedLenFeature, FixedLenSequenceFeature, ParseSpec, VarLenFeature
+from dtf_notebook.ops.math_ops import equal
 from dtf_notebook.ops.op_helpers import make_op
 
 __all__ = ["parse_example", "parse_single_example", "parse_single_sequence_example"]
@@ -238,11 +241,6 @@ def _assert_scalar(value: Tensor, what: str) -> Tensor:
     """``value`` when it is a scalar: checked now when its rank is known, else at run time (TF's way)."""
     rank = value.shape.ndims
     if rank is None:
-        from dtf_notebook.framework.graph import control_dependencies
-        from dtf_notebook.ops.assert_op import Assert
-        from dtf_notebook.ops.identity_ops import identity
-        from dtf_notebook.ops.math_ops import equal
-
         check = Assert(
             equal(array_ops.rank(value), 0), [f"Input {what} must be a scalar"], name=f"{what.capitalize()}IsScalar"
         )

@@ -68,6 +68,7 @@ def captured():
     logger = logging.getLogger("tensorflow")
     handler, level = _Records(), logger.level
     logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)  # whatever verbosity an earlier test left (test_rnn sets ERROR); scenarios set theirs
     yield handler
     logger.removeHandler(handler)
     logger.setLevel(level)

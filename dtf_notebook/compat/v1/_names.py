@@ -96,6 +96,7 @@ from dtf_notebook.ops.math.trig import *  # noqa: F403
 from dtf_notebook.ops.math_ops import *  # noqa: F403
 from dtf_notebook.ops.partitioners import *  # noqa: F403
 from dtf_notebook.ops.placeholder_ops import *  # noqa: F403
+from dtf_notebook.ops.random_distribution_ops import random_gamma, random_poisson
 from dtf_notebook.ops.random_ops import *  # noqa: F403
 from dtf_notebook.ops.serialization_ops import *  # noqa: F403
 from dtf_notebook.ops.sparse import *  # noqa: F403

@@ -247,6 +247,9 @@ class ClusterWidget:
                 self._held[key] = (row["variables"], row["variable_bytes"])
             elif row["status"] == "running":
                 row["variables"], row["variable_bytes"] = self._held.get(key, (None, None))
+        alive = cluster_alive(self.cluster)  # once, after the rows: a stop while they were made marks them too
+        if not alive:
+            rows = [{**row, "status": "stopped"} for row in rows]
         with self._lock:
             if self._rows and not rows:
                 # Forgotten tasks keep their last row, marked stopped: the table says what happened to them.
@@ -255,7 +258,7 @@ class ClusterWidget:
             if self.widget is not None:
                 self._update()
         if self._live is not None:
-            if cluster_alive(self.cluster):
+            if alive:
                 self._live.refresh()
             else:
                 self._disable_buttons()

@@ -371,15 +371,20 @@ class FIFOQueueResource(SharedResource):
             >>> q.enqueue_many((torch.arange(3),), step=None); q.size()
             3
         """
-        count = self._check_components(components, batched=True)
+        self._check_components(components, batched=True)
         columns = [_rows(v) for v in components]
-        elements = [tuple(col[i] for col in columns) for i in range(count)]
+        elements = list(zip(*columns)) if columns else []
         with self._cond:
             self._check_open()
             epoch = self._cancelled
-            for element in elements:
+            done = 0
+            while done < len(elements):
                 self.wait_until(lambda: self._enqueue_ready(epoch), step, f"room in queue '{self.name}'")
-                self._push(element)
+                # As many as there is room for at once (one wake-up of the waiting dequeues per batch, not per element).
+                room = min(self._limit - self.size(), len(elements) - done)
+                for element in elements[done : done + room]:
+                    self._push(element)
+                done += room
                 self._cond.notify_all()
 
     # ---- dequeue --------------------------------------------------------------------------------

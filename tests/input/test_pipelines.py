@@ -252,3 +252,21 @@ def test_match_filenames_once_and_count_up_to_like_tensorflow(tmp_path):
     ours, theirs = both(run)
     assert ours == theirs
     assert ours[2] == [3, 4, "Reached limit of 5"]
+
+
+@pytest.mark.tf_oracle
+def test_monitored_session_starts_the_runners_and_ends_at_the_end_of_the_input(tmp_path):
+    names = write_csv_files(tmp_path, files=2, rows=5)
+
+    def run(lib):
+        batch = _csv_pipeline(lib, names, num_epochs=1, batch_size=3)
+        lib.train.get_or_create_global_step()
+        seen = []
+        with lib.train.MonitoredTrainingSession() as sess:  # its scaffold initialises the local epochs counter
+            while not sess.should_stop():
+                seen.append([v.tolist() for v in sess.run(batch)[1:]])
+        return seen
+
+    ours, theirs = both(run)
+    assert ours == theirs
+    assert sum(len(b[0]) for b in ours) == 10

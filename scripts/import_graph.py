@@ -342,10 +342,13 @@ def summary(graph: Graph) -> dict[str, object]:
     lower_four = {m: t for m, t in graph.edges().items() if layer_of(m) in layered}
     lower_four = {m: {t for t in ts if layer_of(t) in layered} for m, ts in lower_four.items()}
     function_level = [i for i in graph.imports if i.function_level]
+    cycle_of = {module: n for n, component in enumerate(all_cycles) for module in component}
+    closing = [i for i in function_level if i.source in cycle_of and cycle_of[i.source] == cycle_of.get(i.target)]
     return {
         "modules": len(graph.modules),
         "imports": len(graph.imports),
         "function_level_imports": len(function_level),
+        "function_level_imports_inside_cycles": len(closing),
         "upward_imports": len([i for i in graph.imports if upward(i)]),
         "upward_function_level_imports": len([i for i in function_level if upward(i)]),
         "cycles_all_edges": [len(c) for c in all_cycles],
@@ -382,7 +385,10 @@ def main() -> None:
         f"(upward across layers: {figures['upward_function_level_imports']}); "
         f"upward imports in all: {figures['upward_imports']}"
     )
-    print(f"cycles (all edges), sizes: {figures['cycles_all_edges'] or 'none'}")
+    print(
+        f"cycles (all edges), sizes: {figures['cycles_all_edges'] or 'none'} "
+        f"(function-level imports inside them: {figures['function_level_imports_inside_cycles']})"
+    )
     print(f"cycles (module-level edges), sizes: {figures['cycles_module_level'] or 'none'}")
     lower = figures["cycles_framework_ops_runtime_distributed"] or "none"
     print(f"cycles among framework/ops/runtime/distributed: {lower}")

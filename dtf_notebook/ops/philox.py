@@ -33,6 +33,7 @@ __all__ = [
     "box_muller",
     "key_counter_from_seed",
     "philox",
+    "philox_block",
     "skip",
     "uniform",
 ]
@@ -43,8 +44,13 @@ _W0, _W1 = 0x9E3779B9, 0xBB67AE85  # Weyl key increments
 _SEED_KEY = (0x3EC8F720, 0x02461E29)  # the fixed key TF scrambles a stateless seed with
 
 
-def _philox_ints(counter: Sequence[int], key: Sequence[int]) -> tuple[int, int, int, int]:
-    """One Philox4x32-10 block on Python ints (the seed scramble runs once per op, on the host)."""
+def philox_block(counter: Sequence[int], key: Sequence[int]) -> tuple[int, int, int, int]:
+    """One Philox4x32-10 block on Python ints (the seed scramble, and short sequential samplers, on the host).
+
+    Example:
+        >>> [hex(w) for w in philox_block((0, 0, 0, 0), (0, 0))]
+        ['0x6627e8d5', '0xe169c58d', '0xbc57ac4c', '0x9b00dbd8']
+    """
     c0, c1, c2, c3 = counter
     k0, k1 = key
     for _ in range(10):
@@ -62,7 +68,7 @@ def key_counter_from_seed(seed0: int, seed1: int) -> tuple[tuple[int, int], tupl
         (0, 0)
     """
     s0, s1 = seed0 & (2**64 - 1), seed1 & (2**64 - 1)
-    mix = _philox_ints((s0 & MASK32, s0 >> 32, s1 & MASK32, s1 >> 32), _SEED_KEY)
+    mix = philox_block((s0 & MASK32, s0 >> 32, s1 & MASK32, s1 >> 32), _SEED_KEY)
     return (mix[0], mix[1]), (0, 0, mix[2], mix[3])
 
 

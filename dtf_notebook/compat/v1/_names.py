@@ -75,6 +75,7 @@ from dtf_notebook.ops.create_partitioned_variables import *  # noqa: F403
 from dtf_notebook.ops.data_flow_ops import *  # noqa: F403
 from dtf_notebook.ops.functional_ops import *  # noqa: F403
 from dtf_notebook.ops.identity_ops import *  # noqa: F403
+from dtf_notebook.ops.image.crops import extract_image_patches
 from dtf_notebook.ops.init_ops import *  # noqa: F403
 from dtf_notebook.ops.io import *  # noqa: F403
 from dtf_notebook.ops.linalg.composites import *  # noqa: F403

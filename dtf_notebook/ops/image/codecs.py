@@ -41,6 +41,9 @@ __all__ = [
     "decode_image",
     "encode_png",
     "encode_jpeg",
+    "encode_jpeg_variable_quality",
+    "decode_and_crop_jpeg",
+    "decode_webp",
     "extract_jpeg_shape",
 ]
 
@@ -68,7 +71,7 @@ def _string_scalar(value: Any) -> Tensor:
     return t
 
 
-_FORMAT_NAMES = {"PNG": "PNG", "JPEG": "JPEG", "MPO": "JPEG", "GIF": "GIF", "BMP": "BMP"}
+_FORMAT_NAMES = {"PNG": "PNG", "JPEG": "JPEG", "MPO": "JPEG", "GIF": "GIF", "BMP": "BMP", "WEBP": "WEBP"}
 
 
 def _open(op: Operation, data: bytes, expected: tuple[str, ...], draft: tuple[int, int] | None = None) -> Any:
@@ -497,3 +500,145 @@ _register(
 _register("ExtractJpegShape", lambda op: [(op.get_attr("output_type"), TensorShape([3]))], _jpeg_shape_kernel)
 _register("EncodePng", _encoded, _encode_png_kernel)
 _register("EncodeJpeg", _encoded, _encode_jpeg_kernel)
+
+
+# ---- EncodeJpegVariableQuality, DecodeAndCropJpeg, DecodeWebP -------------------------------------------------------
+def encode_jpeg_variable_quality(images: Any, quality: Any, name: str | None = None) -> Tensor:
+    """Encodes ``[height, width, 1 or 3]`` uint8 pixels as a JPEG of ``quality`` (an int32 scalar tensor, 0-100),
+    TF's ``EncodeJpegVariableQuality`` (the other settings are ``encode_jpeg``'s defaults).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     print(sess.run(encode_jpeg_variable_quality(tf.zeros([8, 8, 1], tf.uint8), 50))[:2])
+        b'\\xff\\xd8'
+    """
+    x = convert_to_tensor(images, name="images")
+    check_dtype(x, (dtypes.uint8,), "EncodeJpegVariableQuality", "images")
+    q = convert_to_tensor(quality, dtype=dtypes.int32, name="quality")
+    return make_op("EncodeJpegVariableQuality", [x, q], name=name or "EncodeJpegVariableQuality").outputs[0]
+
+
+def _encode_variable_kernel(op: Operation, ctx: Any) -> Callable[..., np.ndarray]:
+    def run(image: torch.Tensor, quality: Any) -> np.ndarray:
+        image_module = _pillow(op)
+        q = int(quality)
+        if not 0 <= q <= 100:
+            raise errors.InvalidArgumentError(None, op, f"quality must be in [0,100], got {q}")
+        arr = image.detach().cpu().numpy().astype(np.uint8)
+        _check_image(op, arr, (1, 3))
+        img = image_module.fromarray(
+            arr[..., 0] if arr.shape[-1] == 1 else arr, mode="L" if arr.shape[-1] == 1 else "RGB"
+        )
+        buf = io.BytesIO()
+        img.save(buf, format="JPEG", quality=q, subsampling=2, dpi=(300, 300))
+        return np.array(buf.getvalue(), dtype=object)
+
+    return run
+
+
+def decode_and_crop_jpeg(
+    contents: Any,
+    crop_window: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1,
+    dct_method: str = "",
+    name: str | None = None,
+) -> Tensor:
+    """Decodes a JPEG and crops it to ``crop_window`` ``[y, x, height, width]`` (int32), as TF's
+    ``DecodeAndCropJpeg``: ``[height, width, channels]`` uint8.
+
+    Raises:
+        ValueError: ``ratio`` not 1, 2, 4 or 8, or ``channels`` not 0, 1 or 3.
+        InvalidArgumentError: (when run) the window does not fit in the image.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     jpeg = encode_jpeg(tf.zeros([8, 8, 3], tf.uint8))
+        ...     print(sess.run(decode_and_crop_jpeg(jpeg, [2, 1, 4, 3])).shape)
+        (4, 3, 3)
+    """
+    if ratio not in (1, 2, 4, 8):
+        raise ValueError(f"ratio must be 1, 2, 4, or 8, got {ratio}")
+    attrs = {
+        "channels": _check_channels(channels, (0, 1, 3)),
+        "ratio": int(ratio),
+        "fancy_upscaling": bool(fancy_upscaling),
+        "try_recover_truncated": bool(try_recover_truncated),
+        "acceptable_fraction": float(acceptable_fraction),
+        "dct_method": dct_method,
+    }
+    window = convert_to_tensor(crop_window, dtype=dtypes.int32, name="crop_window")
+    op = make_op("DecodeAndCropJpeg", [_string_scalar(contents), window], attrs, name=name or "DecodeAndCropJpeg")
+    return op.outputs[0]
+
+
+def _decode_crop_kernel(op: Operation, ctx: Any) -> Callable[..., torch.Tensor]:
+    channels, ratio = op.get_attr("channels"), op.get_attr("ratio")
+
+    def run(contents: np.ndarray, crop_window: Any) -> torch.Tensor:
+        img = _open(op, _contents(op, contents), ("JPEG",), draft=(channels, ratio))
+        arr = _pixels(img, channels)
+        window = [int(v) for v in np.asarray(crop_window.cpu() if hasattr(crop_window, "cpu") else crop_window).ravel()]
+        if len(window) != 4:
+            raise errors.InvalidArgumentError(None, op, f"crop_window must be shape [4], got {len(window)} values")
+        y, x, h, w = window
+        if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > arr.shape[0] or x + w > arr.shape[1]:
+            raise errors.InvalidArgumentError(
+                None, op, f"Invalid JPEG data or crop window, data size {arr.shape[0]}x{arr.shape[1]}, window {window}"
+            )
+        return _to_runtime(arr[y : y + h, x : x + w])
+
+    return run
+
+
+def decode_webp(contents: Any, channels: int = 0, dtype: Any = dtypes.uint8, name: str | None = None) -> Tensor:
+    """Decodes a WebP image or animation to ``[frames, height, width, channels]`` uint8 (one frame for a still
+    image); ``channels`` (0, 3 or 4) must match the file's, and animations are RGBA, as in TF.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     decode_webp(tf.constant(b"")).shape.as_list()
+        [None, None, None, None]
+    """
+    dtype = dtypes.as_dtype(dtype)
+    if dtype is not dtypes.uint8:
+        raise TypeError(f"decode_webp decodes to uint8, got {dtype.name}")
+    attrs = {"channels": _check_channels(channels, (0, 3, 4)), "dtype": dtype}
+    return make_op("DecodeWebP", [_string_scalar(contents)], attrs, name=name or "DecodeWebP").outputs[0]
+
+
+def _webp_kernel(op: Operation, ctx: Any) -> Callable[[np.ndarray], torch.Tensor]:
+    channels = op.get_attr("channels")
+
+    def run(contents: np.ndarray) -> torch.Tensor:
+        img = _open(op, _contents(op, contents), ("WEBP",))
+        frames = max(getattr(img, "n_frames", 1), 1)
+        if frames > 1:
+            if channels not in (0, 4):
+                raise errors.InvalidArgumentError(None, op, "WebP animations are decoded as RGBA (channels 4)")
+            arrays = []
+            for i in range(frames):
+                img.seek(i)
+                arrays.append(np.asarray(img.convert("RGBA"), dtype=np.uint8))
+            return _to_runtime(np.stack(arrays))
+        arr = _pixels(img, 0)
+        if channels not in (0, arr.shape[-1]):
+            raise errors.InvalidArgumentError(None, op, "Number of channels requested does not match input")
+        return _to_runtime(arr[None])
+
+    return run
+
+
+_register("EncodeJpegVariableQuality", _encoded, _encode_variable_kernel)
+_register("DecodeAndCropJpeg", _decoded_shape("channels"), _decode_crop_kernel)
+_register(
+    "DecodeWebP",
+    lambda op: [(dtypes.uint8, TensorShape([None, None, None, op.get_attr("channels") or None]))],
+    _webp_kernel,
+)

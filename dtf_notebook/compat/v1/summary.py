@@ -25,6 +25,7 @@ from dtf_notebook.summary import (
     tensor_summary,
     text,
 )
+from dtf_notebook.summary.description import get_summary_description
 
 __all__ = [
     "Event",
@@ -35,6 +36,7 @@ __all__ = [
     "SummaryDescription",
     "TaggedRunMetadata",
     "audio",
+    "get_summary_description",
     "histogram",
     "image",
     "merge",

@@ -39,9 +39,10 @@ class DType:
 
     def __new__(cls, type_enum: Any, handle_data: Any = None) -> DType:
         # TF's ``DType(type_enum)``: here every DType is one shared object, so this finds it by its enum.
-        if isinstance(type_enum, builtins.bool) or not isinstance(type_enum, int) or type_enum not in _BY_ENUM:
-            raise TypeError(f"type_enum is not a valid types_pb2.DataType: {type_enum!r}")
-        return _BY_ENUM[type_enum]
+        enum = int(type_enum)  # TF converts as int() does (a ValueError for a name)
+        if enum not in _BY_ENUM:
+            raise TypeError(f"{type_enum} does not correspond to a valid tensorflow::DataType")
+        return _BY_ENUM[enum]
 
     def __init__(self, type_enum: Any, handle_data: Any = None) -> None:
         pass  # the shared object is already set up

@@ -64,7 +64,7 @@ def _as_list(x: Any) -> list[Any]:
 
 
 def _differentiable(t: Tensor) -> bool:
-    return t.dtype.is_floating
+    return t.dtype.is_floating or t.dtype.is_complex
 
 
 def _reached_ops(from_ops: list[Operation]) -> set[Operation]:

@@ -26,7 +26,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from dtf_notebook.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtf_notebook.framework.tensor import Tensor
-from dtf_notebook.framework.tensor_shape import Dimension, TensorShape, as_shape, dimension_value
+from dtf_notebook.framework.tensor_shape import Dimension, TensorShape, as_shape
 
 __all__ = [
     "convert_to_tensor_or_indexed_slices",
@@ -147,6 +147,8 @@ def make_tensor_proto(
         if shape is not None and np.prod(shape, dtype=np.int64) == 0:
             array = np.empty(shape, dtype=np_dt)
         else:
+            if dtype is not None:
+                _check_compatible(values, dtype)
             array = np.array(values, dtype=np_dt if not (np_dt is not None and dtype.is_string) else object)
             if not quantized and list(array.shape) != _dense_dims(values):
                 raise ValueError(
@@ -199,6 +201,39 @@ def make_tensor_proto(
     else:
         getattr(proto, _VALUE_FIELDS.get(value_dtype, "int_val")).extend(flat.tolist())
     return proto
+
+
+def _leaf_ok(dtype: dtypes.DType) -> Any:
+    if dtype.is_bool:
+        return lambda v: isinstance(v, bool | np.bool_)
+    if dtype.is_integer:
+        return lambda v: isinstance(v, int | np.integer)
+    if dtype.is_floating:
+        return lambda v: isinstance(v, int | float | np.integer | np.floating)
+    if dtype.is_complex:
+        return lambda v: isinstance(v, int | float | complex | np.number)
+    if dtype.is_string:
+        return lambda v: isinstance(v, str | bytes | np.str_ | np.bytes_)
+    return lambda v: True
+
+
+def _check_compatible(values: Any, dtype: dtypes.DType) -> None:
+    """TF's ``_AssertCompatible``: every Python value fits ``dtype`` (quantized values are tuples of ints)."""
+    if dtype.is_quantized:
+        leaves = [values] if not isinstance(values, list | tuple) else values
+        for leaf in leaves:
+            if isinstance(values, tuple):
+                if not isinstance(leaf, int | np.integer):
+                    raise TypeError(f"Expected {dtype.name}, but got {leaf} of type '{type(leaf).__name__}'.")
+            elif not isinstance(leaf, list | tuple):
+                raise TypeError(f"Expected {dtype.name}, but got {leaf} of type '{type(leaf).__name__}'.")
+            else:
+                _check_compatible(leaf, dtype)
+        return
+    ok = _leaf_ok(dtype)
+    for leaf in _flatten(values):
+        if not isinstance(leaf, np.ndarray) and not ok(leaf):
+            raise TypeError(f"Expected {dtype.name}, but got {leaf} of type '{type(leaf).__name__}'.")
 
 
 def _dense_dims(values: Any) -> list[int]:
@@ -359,6 +394,16 @@ def is_symbolic_tensor(tensor: Any) -> bool:
         (True, False, False)
     """
     return isinstance(tensor, Tensor)
+
+
+def dimension_value(dimension: Any) -> int | None:
+    """The int (or None) a ``Dimension`` holds; an int or None is returned as is (TF's ``tf.dimension_value``).
+
+    Example:
+        >>> dimension_value(Dimension(3)), dimension_value(None), dimension_value(4)
+        (3, None, 4)
+    """
+    return dimension.value if isinstance(dimension, Dimension) else dimension
 
 
 def dimension_at_index(shape: TensorShape, index: int) -> Dimension:

@@ -33,8 +33,10 @@ from dtf_notebook.runtime.values import from_numpy, to_numpy
 __all__ = ["parse_tensor", "serialize_tensor"]
 
 
-def tensor_proto_bytes(value: Any, dtype: dtypes.DType) -> bytes:
-    """The serialized ``TensorProto`` of a runtime value (a torch tensor or a numpy array of bytes), as TF writes it.
+def tensor_proto_bytes(value: Any, dtype: dtypes.DType, strings_in_content: bool = False) -> bytes:
+    """The serialized ``TensorProto`` of a runtime value (a torch tensor or a numpy array of bytes), as TF writes it:
+    numbers in ``tensor_content``; strings in ``string_val`` (``SerializeTensor``) or, with ``strings_in_content``,
+    in ``tensor_content`` as TF's string list encoding (``SerializeSparse``).
 
     Example:
         >>> tensor_proto_bytes(np.array([1.5], np.float32), dtypes.float32).hex()
@@ -48,9 +50,10 @@ def tensor_proto_bytes(value: Any, dtype: dtypes.DType) -> bytes:
         tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=int(d)) for d in array.shape]),
     )
     if dtype.is_string:
-        # TF's string list encoding: every length as a varint, then the bytes one after another.
         items = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in array.reshape(-1)]
-        if items:
+        if not strings_in_content:
+            proto.string_val.extend(items)
+        elif items:  # TF's string list encoding: every length as a varint, then the bytes one after another
             proto.tensor_content = b"".join(_varint(len(v)) for v in items) + b"".join(items)
     elif array.size:
         proto.tensor_content = np.ascontiguousarray(array, dtype=dtype.np_dtype).tobytes()
@@ -206,4 +209,3 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
     s = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
     dtype = dtypes.as_dtype(out_type)
     return make_op("ParseTensor", [s], {"out_type": dtype}, name=name or "ParseTensor").outputs[0]
-

@@ -35,6 +35,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import OVERLOADABLE_OPERATORS, Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops import identity_ops, state_ops
+from dtf_notebook.ops.variable_creator import VariableMeta
 
 __all__ = [
     "Variable",
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 
-class Variable:
+class Variable(metaclass=VariableMeta):
     """A TF1 variable: state kept in the runtime's resource containers across ``run`` calls.
 
     Args:

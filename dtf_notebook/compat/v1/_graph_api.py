@@ -12,6 +12,7 @@ Example:
 from dtf_notebook.errors import OpError
 from dtf_notebook.framework.enums import *  # noqa: F403
 from dtf_notebook.framework.gradient_registry import *  # noqa: F403
+from dtf_notebook.framework.importer import *  # noqa: F403
 from dtf_notebook.framework.scopes import *  # noqa: F403
 from dtf_notebook.framework.tensor_tools import *  # noqa: F403
 from dtf_notebook.framework.versions import *  # noqa: F403

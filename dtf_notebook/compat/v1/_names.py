@@ -69,10 +69,13 @@ from dtf_notebook.ops.array.space_depth import *  # noqa: F403
 from dtf_notebook.ops.array_ops import *  # noqa: F403
 from dtf_notebook.ops.assert_op import *  # noqa: F403
 from dtf_notebook.ops.check_ops import *  # noqa: F403
+from dtf_notebook.ops.complex_ops import *  # noqa: F403
 from dtf_notebook.ops.constant_op import *  # noqa: F403
 from dtf_notebook.ops.control_flow_ops import *  # noqa: F403
 from dtf_notebook.ops.create_partitioned_variables import *  # noqa: F403
+from dtf_notebook.ops.custom_gradient import *  # noqa: F403
 from dtf_notebook.ops.data_flow_ops import *  # noqa: F403
+from dtf_notebook.ops.file_ops import *  # noqa: F403
 from dtf_notebook.ops.functional_ops import *  # noqa: F403
 from dtf_notebook.ops.identity_ops import *  # noqa: F403
 from dtf_notebook.ops.image.crops import extract_image_patches
@@ -99,11 +102,15 @@ from dtf_notebook.ops.partitioners import *  # noqa: F403
 from dtf_notebook.ops.placeholder_ops import *  # noqa: F403
 from dtf_notebook.ops.random_distribution_ops import random_gamma, random_poisson
 from dtf_notebook.ops.random_ops import *  # noqa: F403
+from dtf_notebook.ops.script_ops import *  # noqa: F403
 from dtf_notebook.ops.serialization_ops import *  # noqa: F403
 from dtf_notebook.ops.sparse import *  # noqa: F403
+from dtf_notebook.ops.spectral_ops import *  # noqa: F403
 from dtf_notebook.ops.state_ops import *  # noqa: F403
 from dtf_notebook.ops.string_ops import *  # noqa: F403
+from dtf_notebook.ops.template import *  # noqa: F403
 from dtf_notebook.ops.tensor_array_ops import *  # noqa: F403
+from dtf_notebook.ops.variable_creator import *  # noqa: F403
 from dtf_notebook.ops.variable_scope import *  # noqa: F403
 from dtf_notebook.ops.variables import *  # noqa: F403
 from dtf_notebook.platform.tf_logging import get_logger

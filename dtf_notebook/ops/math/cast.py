@@ -20,6 +20,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.indexed_slices import IndexedSlices
 from dtf_notebook.framework.operation import Operation
+from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import table_builder
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.runtime.values import torch_dtype
@@ -27,12 +28,14 @@ from dtf_notebook.runtime.values import torch_dtype
 
 def _cast_kernel(op: Operation, ctx: Any) -> Callable[..., Any]:
     dst = torch_dtype(op.get_attr("DstT"))
+    if op.inputs[0].dtype.is_complex and not op.get_attr("DstT").is_complex:
+        return lambda x: torch.real(x).to(dst)  # TF keeps the real part (torch would warn)
     return lambda x: x.to(dst)
 
 
 def _cast_grad(op: Operation, grad: Any) -> list[Any]:
     src, dst = op.inputs[0].dtype, op.outputs[0].dtype
-    if not (src.is_floating and dst.is_floating):
+    if not ((src.is_floating or src.is_complex) and (dst.is_floating or dst.is_complex)):
         return [None]
     if isinstance(grad, IndexedSlices):
         return [IndexedSlices(cast(grad.values, src), grad.indices, grad.dense_shape)]

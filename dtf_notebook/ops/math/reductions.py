@@ -326,7 +326,13 @@ def reciprocal_no_nan(x: Any, name: str | None = None) -> Tensor:
         return div_no_nan(constant(1, dtype=x.dtype), x, name=scope)
 
 
-# ---- complex parts of real tensors (there are no complex dtypes here) -----------------------------------------------
+# ---- complex parts (complex tensors: ops/complex_ops.py) -------------------------------------------------------------
+def _complex_ops() -> Any:
+    from dtf_notebook.ops import complex_ops  # imports the math ops itself
+
+    return complex_ops
+
+
 def _numeric(x: Any, name: str) -> Tensor:
     t = convert_to_tensor(x, name=name)
     if t.dtype not in REAL:
@@ -343,6 +349,8 @@ def real(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's na
         ...     print(sess.run(tf.real([1.5, -2.0])))
         [ 1.5 -2. ]
     """
+    if _complex_ops().is_complex(input):
+        return _complex_ops().real_part(input, name)
     with name_scope(name, "Real", [input]):
         return _numeric(input, "input")
 
@@ -356,6 +364,8 @@ def imag(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's na
         ...     print(sess.run(tf.imag([1.5, -2.0])))
         [0. 0.]
     """
+    if _complex_ops().is_complex(input):
+        return _complex_ops().imag_part(input, name)
     with name_scope(name, "Imag", [input]):
         return array_ops().zeros_like(_numeric(input, "input"))
 
@@ -371,6 +381,8 @@ def conj(x: Any, name: str | None = None) -> Tensor:
     """
     if isinstance(x, Tensor) and x.dtype in REAL:
         return x
+    if _complex_ops().is_complex(x):
+        return _complex_ops().conjugate(x, name)
     with name_scope(name, "Conj", [x]):
         return _numeric(x, "x")
 
@@ -386,6 +398,8 @@ def angle(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's n
     """
     from dtf_notebook.ops.math.select import where
 
+    if _complex_ops().is_complex(input):
+        return _complex_ops().angle_of(input, name)
     ao = array_ops()
     with name_scope(name, "Angle", [input]):
         x = _numeric(input, "input")

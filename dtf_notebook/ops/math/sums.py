@@ -85,7 +85,7 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
         raise TypeError(f"Tensors in list passed to 'inputs' of 'AddN' Op have types [{names}] that don't all match.")
     if len(tensors) == 1:
         return identity(tensors[0], name=name) if name else tensors[0]
-    check_dtype(tensors[0], REAL, "AddN", "inputs")
+    check_dtype(tensors[0], REAL + (dtypes.complex64, dtypes.complex128), "AddN", "inputs")  # complex: gradient sums
     return make_op("AddN", tensors, {"N": len(tensors)}, name=name or "AddN").outputs[0]
 
 

@@ -79,7 +79,7 @@ def like(array: np.ndarray, reference: Any) -> Any:
     """``array`` (int64 positions or values) as a runtime value on ``reference``'s device."""
     if isinstance(reference, np.ndarray):
         return array
-    return torch.from_numpy(np.ascontiguousarray(array)).to(reference.device)
+    return torch.from_numpy(array if array.flags.c_contiguous else array.copy()).to(reference.device)
 
 
 def take(values: Any, positions: np.ndarray) -> Any:

@@ -47,7 +47,7 @@ def _out_type(out_type: Any) -> dtypes.DType:
 def _three(indices: np.ndarray, values: Any, shape: np.ndarray, dtype: dtypes.DType) -> list[bytes]:
     return [
         tensor_proto_bytes(indices.astype(np.int64), dtypes.int64),
-        tensor_proto_bytes(values, dtype),
+        tensor_proto_bytes(values, dtype, strings_in_content=True),
         tensor_proto_bytes(shape.astype(np.int64), dtypes.int64),
     ]
 

@@ -23,6 +23,7 @@ from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     logging_ops,
     math_ops,
     nn_ops,
+    numerics_ops,
     placeholder_ops,
     random_ops,
     script_ops,

@@ -247,6 +247,8 @@ def numpy_function(
         ...     print(sess.run(tf.numpy_function(np.flip, [tf.constant([1, 2, 3])], tf.int32)))
         [3 2 1]
     """
+    if func is None:  # TF 2's decorator form: @tf.numpy_function(Tout=...)
+        return lambda f: numpy_function(f, inp, Tout, stateful, name)
     return _build("PyFunc" if stateful else "PyFuncStateless", func, inp, Tout, False, name)
 
 
@@ -261,4 +263,6 @@ def py_function(func: Any = None, inp: Any = None, Tout: Any = None, name: str |
         ...     print(sess.run(y))
         4.0
     """
+    if func is None:  # TF 2's decorator form: @tf.py_function(Tout=...)
+        return lambda f: py_function(f, inp, Tout, name)
     return _build("EagerPyFunc", func, inp, Tout, True, name)

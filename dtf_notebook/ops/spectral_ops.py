@@ -172,8 +172,15 @@ op_registry.register_op(
 
 
 # ---- builders: the raw ops (top-level tf.fft, ...) -------------------------------------------------------------
+def _complex_input(x: Any, name: str) -> Tensor:
+    """``x`` as a tensor; a value that is not one becomes complex64, as TF's op helper converts it."""
+    if isinstance(x, Tensor) or hasattr(x, "_as_graph_element"):
+        return convert_to_tensor(x, name=name)
+    return convert_to_tensor(x, dtype=dtypes.complex64, name=name)
+
+
 def _c2c(op_type: str, x: Any, name: str | None) -> Tensor:
-    t = convert_to_tensor(x, name="input")
+    t = _complex_input(x, "input")
     if t.dtype not in COMPLEX:
         raise TypeError(
             f"Value passed to parameter 'input' has DataType {t.dtype.name} not in list of allowed values: complex64, "
@@ -271,7 +278,7 @@ def fftnd(input: Any, fft_length: Any, axes: Any, name: str | None = None) -> Te
         ...     print(sess.run(tf.fftnd(tf.complex([1.0, 1.0], [0.0, 0.0]), [4], [0])))
         [2.+0.j 1.-1.j 0.+0.j 1.+1.j]
     """
-    x = convert_to_tensor(input, name="input")
+    x = _complex_input(input, "input")
     return _nd("FFTND", x, fft_length, axes, {"Tcomplex": x.dtype}, name)
 
 
@@ -284,7 +291,7 @@ def ifftnd(input: Any, fft_length: Any, axes: Any, name: str | None = None) -> T
         ...     print(sess.run(tf.ifftnd(tf.complex([2.0, 0.0], [0.0, 0.0]), [2], [0])))
         [1.+0.j 1.+0.j]
     """
-    x = convert_to_tensor(input, name="input")
+    x = _complex_input(input, "input")
     return _nd("IFFTND", x, fft_length, axes, {"Tcomplex": x.dtype}, name)
 
 
@@ -325,7 +332,7 @@ def irfftnd(
         [[1. 2.]
          [3. 4.]]
     """
-    x = convert_to_tensor(input, name="input")
+    x = _complex_input(input, "input")
     return _nd("IRFFTND", x, fft_length, axes, {"Tcomplex": x.dtype, "Treal": dtypes.as_dtype(Treal)}, name)
 
 
@@ -347,7 +354,7 @@ def _inferred_lengths(x: Tensor, rank: int, inverse: bool) -> Any:
 def _real_transform(op_type: str, rank: int, input_tensor: Any, fft_length: Any, name: str | None) -> Tensor:
     with name_scope(name, op_type.lower(), [input_tensor, fft_length]) as scope:
         if op_type.startswith("I"):
-            x = convert_to_tensor(input_tensor, name="input_tensor")
+            x = _complex_input(input_tensor, "input_tensor")
             if x.dtype not in COMPLEX:
                 raise TypeError(f"{op_type} takes a complex input, got {x.dtype.name}")
             lengths = _inferred_lengths(x, rank, True) if fft_length is None else fft_length

@@ -98,6 +98,7 @@ from dtf_notebook.ops.math.sorting import *  # noqa: F403
 from dtf_notebook.ops.math.special import *  # noqa: F403
 from dtf_notebook.ops.math.trig import *  # noqa: F403
 from dtf_notebook.ops.math_ops import *  # noqa: F403
+from dtf_notebook.ops.numerics_ops import *  # noqa: F403
 from dtf_notebook.ops.partitioners import *  # noqa: F403
 from dtf_notebook.ops.placeholder_ops import *  # noqa: F403
 from dtf_notebook.ops.random_distribution_ops import random_gamma, random_poisson

@@ -7,6 +7,7 @@ dense shape).
 * :mod:`.reductions`: reduce sum/max, sparse x dense matmul, to dense, to indicator, merge, ``sparse_matmul``.
 * :mod:`.segments`: ``sparse_segment_sum``/``mean``/``sqrt_n``.
 * :mod:`.serialize`: serialize (one or many) and deserialize many.
+* :mod:`.edit_distance`: ``tf.edit_distance``.
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -17,6 +18,8 @@ Example:
      [1. 0.]]
 """
 
+from dtf_notebook.ops.sparse.edit_distance import *  # noqa: F403
+from dtf_notebook.ops.sparse.edit_distance import __all__ as _edit_distance
 from dtf_notebook.ops.sparse.elementwise import *  # noqa: F403
 from dtf_notebook.ops.sparse.elementwise import __all__ as _elementwise
 from dtf_notebook.ops.sparse.reductions import *  # noqa: F403
@@ -30,4 +33,8 @@ from dtf_notebook.ops.sparse.structure import __all__ as _structure
 
 # The top-level names (``tf.sparse_add``, ...); ``tf.sparse``'s own names are in compat/v1/sparse.py.
 _NOT_TOP_LEVEL = {"KeywordRequired", "from_dense", "sparse_concat_v2", "sparse_expand_dims", "sparse_eye"}
-__all__ = [n for n in (*_elementwise, *_reductions, *_segments, *_serialize, *_structure) if n not in _NOT_TOP_LEVEL]
+__all__ = [
+    n
+    for n in (*_edit_distance, *_elementwise, *_reductions, *_segments, *_serialize, *_structure)
+    if n not in _NOT_TOP_LEVEL
+]

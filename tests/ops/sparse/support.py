@@ -17,9 +17,10 @@ import dtf_notebook.compat.v1 as dtf
 
 
 def real_tf() -> Any:
-    """``tensorflow.compat.v1`` in TF1 graph mode, or skips the test."""
+    """``tensorflow.compat.v1`` in TF1 graph mode with TF1 control flow, or skips the test."""
     tf1 = pytest.importorskip("tensorflow").compat.v1
     tf1.disable_eager_execution()
+    tf1.disable_control_flow_v2()  # TF1's cond/while_loop (Switch/Merge), as built here
     return tf1
 
 

@@ -232,3 +232,19 @@ def test_variable_creator_scope_matches_tensorflow():
             return seen, [v.name for v in m.trainable_variables()], [v.name for v in m.global_variables()]
 
     assert run(tf) == run(real_tf())
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_py_func_on_a_task_of_another_process_refuses_clearly():
+    """The function lives in this (client) process: a server process has only its token, and says so."""
+    from tests.distributed.cluster_util import LocalCluster
+
+    with LocalCluster(jobs={"worker": 1}) as cluster, tf.Graph().as_default():
+        with tf.device("/job:worker/task:0"):
+            y = tf.py_func(lambda a: a * 2, [tf.constant([1.0])], tf.float32)
+            z = tf.constant([3.0]) * 2.0
+        with tf.Session(cluster.target("worker", 0)) as sess:
+            assert sess.run(z).tolist() == [6.0]  # the task itself works
+            with pytest.raises(tf.errors.InvalidArgumentError, match="not in this process"):
+                sess.run(y)

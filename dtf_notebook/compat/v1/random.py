@@ -17,6 +17,7 @@ from dtf_notebook.ops.random_ops import categorical, multinomial, truncated_norm
 from dtf_notebook.ops.random_ops import random_normal as normal
 from dtf_notebook.ops.random_ops import random_shuffle as shuffle
 from dtf_notebook.ops.random_ops import random_uniform as uniform
+from dtf_notebook.ops.stateful_random_ops import Generator, get_global_generator, set_global_generator
 from dtf_notebook.ops.stateless_random_ops import (
     Algorithm,
     create_rng_state,

@@ -7,22 +7,23 @@ without knowing every peer. Construction, accessors, ``as_dict`` and the error
 messages follow ``tensorflow/python/training/server_lib.py`` (checked against
 TF 2.21's ``tf.train.ClusterSpec``), with these deliberate differences:
 
-* ``jobs`` is sorted (TF keeps dict insertion order except for copies), so the
-  same cluster always lists its jobs in the same order.
+* ``jobs`` and ``as_dict`` keep the order the jobs were given in, as TF's do
+  (a copy of a ``ClusterSpec`` lists them sorted, as TF's does); ``repr``,
+  ``as_cluster_def`` and ``task_names`` are sorted. Equality ignores the order.
 * Job names must be valid in device names, ``[a-zA-Z][a-zA-Z0-9_]*``: TF accepts
   ``"bad-name"`` here and then aborts the process when a server starts.
 * Task indices must be non-negative and unique after ``int()``; ``bytes`` job
-  names and addresses are decoded to ``str``; ``job_tasks`` of an empty job is
-  ``[]`` (TF fails inside ``max()``); ``{"job": []}`` is the empty cluster's
-  def (TF: a job named ``"job"`` without tasks).
+  names and addresses are decoded to ``str``; ``job_tasks`` of an empty job
+  raises ``ValueError`` naming the job (TF's is ``max()``'s); ``{"job": []}`` is
+  the empty cluster's def (TF: a job named ``"job"`` without tasks).
 * The ClusterDef protobuf is replaced by plain data (see :meth:`ClusterSpec.as_cluster_def`).
 * A ``ClusterSpec`` is immutable and hashable, and equals only another
   ``ClusterSpec`` (TF compares its private dict, so it "equals" some dicts).
 
 Example:
-    >>> cluster = ClusterSpec({"ps": ["ps0:2222"], "worker": {1: "w1:2222"}})
+    >>> cluster = ClusterSpec({"worker": {1: "w1:2222"}, "ps": ["ps0:2222"]})
     >>> cluster.jobs, cluster.num_tasks("worker"), cluster.task_address("ps", 0)
-    (['ps', 'worker'], 1, 'ps0:2222')
+    (['worker', 'ps'], 1, 'ps0:2222')
     >>> cluster.job_tasks("worker")
     [None, 'w1:2222']
     >>> cluster.task_names()
@@ -151,7 +152,8 @@ class ClusterSpec:
 
     def __init__(self, cluster: Mapping[Any, Any] | ClusterSpec) -> None:
         if isinstance(cluster, ClusterSpec):
-            spec = {job: dict(tasks) for job, tasks in cluster._spec.items()}
+            # TF copies through its (sorted) ClusterDef, so a copy lists its jobs sorted.
+            spec = {job: dict(cluster._spec[job]) for job in sorted(cluster._spec)}
         elif isinstance(cluster, Mapping):
             if _is_cluster_def(cluster):
                 spec = _from_cluster_def(cluster)
@@ -165,8 +167,8 @@ class ClusterSpec:
                     spec[name] = _job_tasks(name, tasks)
         else:
             raise TypeError(f"{_BAD_CLUSTER}; got {cluster!r}")
-        # Sorted once here so jobs, as_dict and as_cluster_def are deterministic.
-        object.__setattr__(self, "_spec", {job: dict(sorted(spec[job].items())) for job in sorted(spec)})
+        # Jobs keep the order given (TF's ``jobs``); tasks are sorted by index.
+        object.__setattr__(self, "_spec", {job: dict(sorted(tasks.items())) for job, tasks in spec.items()})
 
     @classmethod
     def from_cluster_def(cls, cluster_def: Mapping[str, Any]) -> ClusterSpec:
@@ -199,11 +201,11 @@ class ClusterSpec:
 
     @property
     def jobs(self) -> list[str]:
-        """The job names of this cluster, sorted.
+        """The job names of this cluster, in the order they were given (sorted for a copied ``ClusterSpec``).
 
         Example:
             >>> ClusterSpec({"worker": ["w0:1"], "ps": ["p0:1"]}).jobs
-            ['ps', 'worker']
+            ['worker', 'ps']
         """
         return list(self._spec)
 
@@ -260,10 +262,12 @@ class ClusterSpec:
             [None, 'w1:1', None, 'w3:1']
 
         Raises:
-            ValueError: ``job_name`` is not a job of this cluster.
+            ValueError: ``job_name`` is not a job of this cluster, or the job has no tasks (as in TF).
         """
         job = self._job(job_name)
-        tasks: list[str | None] = [None] * (max(job) + 1 if job else 0)
+        if not job:
+            raise ValueError(f"Job {job_name!r} has no tasks")
+        tasks: list[str | None] = [None] * (max(job) + 1)
         for index, address in job.items():
             tasks[index] = address
         return tasks
@@ -271,11 +275,11 @@ class ClusterSpec:
     def as_dict(self) -> dict[str, list[str] | dict[int, str]]:
         """Returns a new dict of job to a list of addresses (dense job) or ``{index: address}`` (sparse).
 
-        An empty job maps to ``{}``, as in TF.
+        Jobs come in the order of :attr:`jobs`; an empty job maps to ``{}``, as in TF.
 
         Example:
             >>> ClusterSpec({"ps": ["p0:1"], "worker": {2: "w2:1"}, "chief": []}).as_dict()
-            {'chief': {}, 'ps': ['p0:1'], 'worker': {2: 'w2:1'}}
+            {'ps': ['p0:1'], 'worker': {2: 'w2:1'}, 'chief': {}}
         """
         result: dict[str, list[str] | dict[int, str]] = {}
         for job, tasks in self._spec.items():
@@ -293,7 +297,7 @@ class ClusterSpec:
             >>> ClusterSpec({"worker": ["w0:1"], "ps": {1: "p1:1"}}).as_cluster_def()
             {'job': [{'name': 'ps', 'tasks': {1: 'p1:1'}}, {'name': 'worker', 'tasks': {0: 'w0:1'}}]}
         """
-        return {"job": [{"name": job, "tasks": dict(tasks)} for job, tasks in self._spec.items()]}
+        return {"job": [{"name": job, "tasks": dict(tasks)} for job, tasks in self._sorted()]}
 
     def task_names(self) -> list[str]:
         """Returns the device-name prefix of every task, sorted by job then index.
@@ -302,7 +306,7 @@ class ClusterSpec:
             >>> ClusterSpec({"worker": ["w0:1", "w1:1"], "ps": ["p0:1"]}).task_names()
             ['/job:ps/replica:0/task:0', '/job:worker/replica:0/task:0', '/job:worker/replica:0/task:1']
         """
-        return [f"/job:{job}/replica:0/task:{index}" for job, tasks in self._spec.items() for index in tasks]
+        return [f"/job:{job}/replica:0/task:{index}" for job, tasks in self._sorted() for index in tasks]
 
     def task_of(self, address: str) -> tuple[str, int] | None:
         """Returns ``(job, index)`` of the first task (by job, then index) at ``address``, else ``None``.
@@ -312,11 +316,14 @@ class ClusterSpec:
             >>> cluster.task_of("localhost:2223"), cluster.task_of("localhost:9")
             (('worker', 0), None)
         """
-        for job, tasks in self._spec.items():
+        for job, tasks in self._sorted():
             for index, task_address in tasks.items():
                 if task_address == address:
                     return job, index
         return None
+
+    def _sorted(self) -> list[tuple[str, dict[int, str]]]:
+        return sorted(self._spec.items())
 
     def __bool__(self) -> bool:
         return bool(self._spec)
@@ -331,10 +338,11 @@ class ClusterSpec:
         return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:
-        return hash(tuple((job, tuple(tasks.items())) for job, tasks in self._spec.items()))
+        return hash(tuple((job, tuple(tasks.items())) for job, tasks in self._sorted()))
 
     def __repr__(self) -> str:
-        items = ", ".join(f"{job!r}: {tasks!r}" for job, tasks in self.as_dict().items())
+        as_dict = self.as_dict()
+        items = ", ".join(f"{job!r}: {as_dict[job]!r}" for job in sorted(as_dict))
         return f"ClusterSpec({{{items}}})"
 
     __str__ = __repr__

@@ -141,6 +141,48 @@ def test_an_index_naming_a_shard_file_outside_its_directory_is_refused(rooted, p
     _still_serving(rooted)
 
 
+def _outside_readers(path: str) -> dict:
+    """Every other kind of kernel that opens a file on its task, each given ``path`` (outside the roots)."""
+
+    def reader(make):
+        def build():
+            queue = tf.FIFOQueue(1, tf.string)
+            with tf.control_dependencies([queue.enqueue([path])]):
+                return make().read(queue)[1]
+
+        return build
+
+    def dataset(make):
+        return lambda: tf.data.make_one_shot_iterator(make([path])).get_next()
+
+    def sampler():
+        classes = tf.constant([[0]], tf.int64)
+        return tf.nn.fixed_unigram_candidate_sampler(classes, 1, 1, False, 3, vocab_file=path)[0]
+
+    return {
+        "read_file": lambda: tf.read_file(path),
+        "write_file": lambda: tf.write_file(path, "x"),
+        "TextLineReader": reader(tf.TextLineReader),
+        "WholeFileReader": reader(tf.WholeFileReader),
+        "TFRecordReader": reader(tf.TFRecordReader),
+        "TextLineDataset": dataset(tf.data.TextLineDataset),
+        "TFRecordDataset": dataset(tf.data.TFRecordDataset),
+        "candidate sampler vocab_file": sampler,
+    }
+
+
+@pytest.mark.parametrize("kind", list(_outside_readers("x")))
+def test_every_kernel_that_opens_a_file_refuses_one_outside_the_roots(rooted, places, kind):
+    root, outside = places
+    (outside / "data.txt").write_text("0,1\n1,1\n2,1\n")
+    before = _tree(outside)
+    for path in (str(outside / "data.txt"), str(root / "escape" / "data.txt"), f"{root}/../outside/data.txt"):
+        with pytest.raises(tf.errors.PermissionDeniedError, match="outside this task's file roots"):
+            _run_on(rooted, _outside_readers(path)[kind])
+    assert _tree(outside) == before
+    _still_serving(rooted)
+
+
 def _lying_description(file: str, temp: str) -> str:
     return json.dumps({"shard": 0, "num_shards": 1, "file": file, "temp": temp, "entries": []})
 

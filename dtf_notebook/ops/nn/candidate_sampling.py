@@ -150,8 +150,8 @@ def _sample_batch(sampler: _Sampler, num_sampled: int, unique: bool, gen: torch.
 
 
 # ---- ops ------------------------------------------------------------------------------------------------------------
-def _range_sampler(cls: Callable[[int], _Sampler]) -> Callable[[Any], _Sampler]:
-    def make(op: Any) -> _Sampler:
+def _range_sampler(cls: Callable[[int], _Sampler]) -> Callable[[Any, Any], _Sampler]:
+    def make(op: Any, files: Any) -> _Sampler:
         range_max = op.get_attr("range_max")
         if range_max <= 0:
             raise errors.InvalidArgumentError(None, op, "range_max must be positive")
@@ -188,11 +188,11 @@ def _checked_true_classes(op: Any, true_classes: torch.Tensor, num_true: int, ra
     return true
 
 
-def _sampler_kernel(make_sampler: Callable[[Any], _Sampler]):
+def _sampler_kernel(make_sampler: Callable[[Any, Any], _Sampler]):
     def kernel(op: Any, ctx: Any):
         gen = ctx.generator(op.get_attr("seed"), op.get_attr("seed2"))
         # One sampler per node and session, as TF's kernel holds it: the learned one keeps learning across runs.
-        sampler = ctx.resources.lookup_or_create("", f"{op.name}/sampler", lambda: make_sampler(op))
+        sampler = ctx.resources.lookup_or_create("", f"{op.name}/sampler", lambda: make_sampler(op, ctx.state.files))
         num_true, num_sampled, unique = op.get_attr("num_true"), op.get_attr("num_sampled"), op.get_attr("unique")
 
         def run(true_classes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -244,7 +244,7 @@ def _read_vocab_weights(path: str) -> list[float]:
     return weights
 
 
-def _fixed_unigram_sampler(op: Any) -> _Sampler:
+def _fixed_unigram_sampler(op: Any, files: Any) -> _Sampler:
     num_shards, shard = op.get_attr("num_shards"), op.get_attr("shard")
     distortion = op.get_attr("distortion")
     reserved = [0.0 for word_id in range(op.get_attr("num_reserved_ids")) if word_id % num_shards == shard]
@@ -254,7 +254,8 @@ def _fixed_unigram_sampler(op: Any) -> _Sampler:
     if vocab_file and unigrams:
         raise errors.InvalidArgumentError(None, op, "Must only provide one of vocab_file and unigrams.")
     if vocab_file:
-        unigrams = _read_vocab_weights(vocab_file)
+        # read on the task: the file must lie inside its file roots, as any file a kernel opens
+        unigrams = _read_vocab_weights(files.check(vocab_file, "read"))
     first_id = op.get_attr("num_reserved_ids")
     # Only the ids of this shard, each weight raised to `distortion` (TF's float rounding of a double pow).
     shard_weights = [

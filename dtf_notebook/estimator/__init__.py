@@ -1,0 +1,27 @@
+"""TF1's high-level training API: ``tf.estimator`` (Estimator, RunConfig, train_and_evaluate, canned models) and
+``tf.contrib.learn``'s Experiment, built on ``train/``'s MonitoredTrainingSession and hooks.
+
+Example:
+    >>> from dtf_notebook.estimator import ModeKeys
+    >>> ModeKeys.PREDICT
+    'infer'
+"""
+
+from dtf_notebook.estimator.estimator import Estimator
+from dtf_notebook.estimator.model_fn import EstimatorSpec, ModeKeys
+from dtf_notebook.estimator.run_config import RunConfig, TaskType
+from dtf_notebook.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
+from dtf_notebook.estimator.warm_starting import VocabInfo, WarmStartSettings
+
+__all__ = [
+    "Estimator",
+    "EstimatorSpec",
+    "EvalSpec",
+    "ModeKeys",
+    "RunConfig",
+    "TaskType",
+    "TrainSpec",
+    "VocabInfo",
+    "WarmStartSettings",
+    "train_and_evaluate",
+]

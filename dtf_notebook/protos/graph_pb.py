@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf import descriptor_pb2
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from dtf_notebook.protos import POOL, message_class
+from dtf_notebook.protos.spec import add_spec_file as _add_file
 
 __all__ = [
     "AttrValue",
@@ -51,71 +50,6 @@ _DATA_TYPES = (
 _DATA_TYPE_VALUES = [(f"DT_{n}", i) for i, n in enumerate(_DATA_TYPES)] + [
     (f"DT_{n}_REF", 100 + i) for i, n in enumerate(_DATA_TYPES) if i
 ]
-
-_SCALARS = {
-    "int32": FieldDescriptor.TYPE_INT32,
-    "int64": FieldDescriptor.TYPE_INT64,
-    "uint32": FieldDescriptor.TYPE_UINT32,
-    "uint64": FieldDescriptor.TYPE_UINT64,
-    "float": FieldDescriptor.TYPE_FLOAT,
-    "double": FieldDescriptor.TYPE_DOUBLE,
-    "bool": FieldDescriptor.TYPE_BOOL,
-    "string": FieldDescriptor.TYPE_STRING,
-    "bytes": FieldDescriptor.TYPE_BYTES,
-}
-
-# A message: (name, [(field, number, kind[, oneof])], [nested messages or ("enum", name, values)]). A kind is a
-# scalar type, a message's full name, "enum <full name>", "map<key kind,value kind>", each optionally "repeated ".
-_Message = tuple
-
-
-def _set_type(field: Any, kind: str) -> None:
-    if kind in _SCALARS:
-        field.type = _SCALARS[kind]
-    elif kind.startswith("enum "):
-        field.type, field.type_name = FieldDescriptor.TYPE_ENUM, "." + kind[5:]
-    else:
-        field.type, field.type_name = FieldDescriptor.TYPE_MESSAGE, "." + kind
-
-
-def _add_message(container: Any, spec: _Message, scope: str) -> None:
-    name, fields, *rest = spec
-    message = container.add(name=name)
-    full = f"{scope}.{name}"
-    oneofs: list[str] = []
-    for field_spec in fields:
-        field_name, number, kind = field_spec[:3]
-        field = message.field.add(name=field_name, number=number, label=FieldDescriptor.LABEL_OPTIONAL)
-        if kind.startswith("repeated "):
-            field.label, kind = FieldDescriptor.LABEL_REPEATED, kind[9:]
-        if kind.startswith("map<"):
-            key, value = kind[4:-1].split(",")
-            entry = "".join(part.capitalize() for part in field_name.split("_")) + "Entry"
-            _add_message(message.nested_type, (entry, [("key", 1, key), ("value", 2, value)]), full)
-            message.nested_type[-1].options.map_entry = True
-            field.label, kind = FieldDescriptor.LABEL_REPEATED, f"{full[1:]}.{entry}"
-        _set_type(field, kind)
-        if len(field_spec) > 3:
-            if field_spec[3] not in oneofs:
-                oneofs.append(field_spec[3])
-                message.oneof_decl.add(name=field_spec[3])
-            field.oneof_index = oneofs.index(field_spec[3])
-    for nested in rest[0] if rest else ():
-        if nested[0] == "enum":
-            message.enum_type.add(name=nested[1], value=[{"name": n, "number": v} for n, v in nested[2]])
-        else:
-            _add_message(message.nested_type, nested, full)
-
-
-def _add_file(name: str, dependencies: list[str], messages: list[_Message], enums: tuple = ()) -> None:
-    proto = descriptor_pb2.FileDescriptorProto(name=name, package="tensorflow", syntax="proto3")
-    proto.dependency.extend(dependencies)
-    for enum_name, values in enums:
-        proto.enum_type.add(name=enum_name, value=[{"name": n, "number": v} for n, v in values])
-    for spec in messages:
-        _add_message(proto.message_type, spec, ".tensorflow")
-    POOL.AddSerializedFile(proto.SerializeToString())
-
 
 _FRAMEWORK = "tensorflow/core/framework/"
 _add_file(

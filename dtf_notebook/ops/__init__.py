@@ -21,6 +21,7 @@ from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     init_ops,
     io_ops,
     logging_ops,
+    lookup,
     math_ops,
     nn_ops,
     numerics_ops,

@@ -128,7 +128,7 @@ def _tensor_summary_kernel(op: Any, ctx: Any):
         else:
             array = np.asarray(tensor)
         value = Summary.Value(tag=_tag(tag, "tag"), tensor=make_tensor_proto(array))
-        value.metadata = SummaryMetadata.FromString(serialized_metadata[()])
+        value.metadata.ParseFromString(serialized_metadata[()])
         return _scalar_string(Summary(value=[value]).SerializeToString())
 
     return run

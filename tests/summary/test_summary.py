@@ -1,4 +1,4 @@
-"""Summary ops, the protobuf codec, TFRecord framing, FileWriter and summary_iterator.
+"""Summary ops, the event messages (protobuf classes), TFRecord framing, FileWriter and summary_iterator.
 
 The ``tf_oracle`` tests check the bytes against real TensorFlow: our summaries parse with TF's
 ``Summary``, equal what TF's ops produce for the same graph, our event files read back with TF's
@@ -16,17 +16,17 @@ import warnings
 
 import numpy as np
 import pytest
+from google.protobuf.message import DecodeError
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook import errors
-from dtf_notebook.summary import proto
 from dtf_notebook.summary.graph_proto import GraphDef, MetaGraphDef
 from dtf_notebook.summary.histogram import DEFAULT_BUCKETS, histogram_proto
 from dtf_notebook.summary.messages import Event, HistogramProto, SessionLog, Summary, TensorProto
 from dtf_notebook.summary.record_writer import encode_record, read_records
 from dtf_notebook.summary.tensor_proto import make_ndarray, make_tensor_proto
 
-# ---- protobuf codec -----------------------------------------------------------------------------
+# ---- event messages -----------------------------------------------------------------------------
 
 
 def test_message_defaults_oneof_and_presence():
@@ -50,17 +50,17 @@ def test_nested_default_marks_every_parent_present():
 
 def test_unknown_fields_survive_a_round_trip():
     known = Summary.Value(tag="t").SerializeToString()
-    extra = proto.encode_varint((42 << 3) | 0) + proto.encode_varint(7)  # field 42, varint 7
+    extra = bytes([0xD0, 0x02, 7])  # field 42 as a varint key (42 << 3 = 336), then the varint 7
     value = Summary.Value.FromString(known + extra)
     assert value.tag == "t" and value.SerializeToString().endswith(extra)
 
 
 def test_bad_values_and_bad_bytes_are_reported():
-    with pytest.raises(TypeError, match="simple_value"):
+    with pytest.raises(TypeError):
         Summary.Value(simple_value="high")
-    with pytest.raises(AttributeError, match="no field 'colour'"):
+    with pytest.raises(ValueError, match='no "colour" field'):
         Summary.Value(colour=1)
-    with pytest.raises(ValueError, match="Error parsing Summary"):
+    with pytest.raises(DecodeError, match="Error parsing message"):
         Summary.FromString(b"\x0a\x05ab")  # claims 5 bytes, has 2
 
 

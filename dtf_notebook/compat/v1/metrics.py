@@ -10,4 +10,4 @@ Example:
     1.0
 """
 
-from dtf_notebook.ops.metrics_impl import *  # noqa: F403
+from dtf_notebook.ops.metrics import *  # noqa: F403

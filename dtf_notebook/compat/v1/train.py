@@ -30,6 +30,7 @@ from dtf_notebook.train.checkpoint_saver_hook import *  # noqa: F403
 from dtf_notebook.train.checkpoint_utils import NewCheckpointReader, list_variables, load_checkpoint, load_variable
 from dtf_notebook.train.coordinator import *  # noqa: F403
 from dtf_notebook.train.device_setter import replica_device_setter
+from dtf_notebook.train.graph_io import write_graph
 from dtf_notebook.train.input import *  # noqa: F403
 from dtf_notebook.train.learning_rate_decay import *  # noqa: F403
 from dtf_notebook.train.meta_graph import export_meta_graph, import_meta_graph
@@ -40,5 +41,6 @@ from dtf_notebook.train.queue_runner import *  # noqa: F403
 from dtf_notebook.train.saver import Saver, SaverDef
 from dtf_notebook.train.session_manager import *  # noqa: F403
 from dtf_notebook.train.session_run_hook import *  # noqa: F403
+from dtf_notebook.train.supervisor import Supervisor
 from dtf_notebook.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from dtf_notebook.train.training_util import *  # noqa: F403

@@ -22,6 +22,7 @@ from dtf_notebook.ops.io import (  # the input pipeline's tf.io names
     parse_single_example,
     parse_single_sequence_example,
 )
+from dtf_notebook.train.graph_io import write_graph
 from dtf_notebook.train.input import match_filenames_once
 
 __all__ = [
@@ -41,4 +42,5 @@ __all__ = [
     "parse_example",
     "parse_single_example",
     "parse_single_sequence_example",
+    "write_graph",
 ]

@@ -1,0 +1,66 @@
+"""``tf.train.write_graph`` (``tf.io.write_graph``): a graph's ``GraphDef`` written to a file, as text or binary.
+
+The file is TF's: a ``GraphDef`` protocol buffer in text format (``graph.pbtxt``) or serialized, with the
+``_output_shapes`` of every node, so ``tf.io.read_file`` + ``GraphDef.FromString`` or ``text_format.Parse`` in real
+TF read it back.
+
+Example:
+    >>> import dtf_notebook.compat.v1 as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     _ = tf.constant(1.0, name="one")
+    >>> path = write_graph(g, "memory://write_graph_doc", "graph.pbtxt")
+    >>> path, 'name: "one"' in tf.gfile.GFile(path).read()
+    ('memory://write_graph_doc/graph.pbtxt', True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import text_format
+
+from dtf_notebook.lib.io import file_io
+from dtf_notebook.protos.graph_pb import GraphDef
+from dtf_notebook.summary.graph_proto import graph_def_proto
+
+__all__ = ["write_graph"]
+
+
+def _graph_def(graph_or_graph_def: Any) -> Any:
+    """A ``protos.graph_pb.GraphDef`` for a ``Graph``, a plain-dict graph def or any ``GraphDef`` message."""
+    if isinstance(graph_or_graph_def, GraphDef):
+        return graph_or_graph_def
+    if hasattr(graph_or_graph_def, "SerializeToString"):
+        return GraphDef.FromString(graph_or_graph_def.SerializeToString())
+    return GraphDef.FromString(graph_def_proto(graph_or_graph_def).SerializeToString())
+
+
+def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool = True) -> str:
+    """Writes a graph's ``GraphDef`` to ``logdir/name`` (creating ``logdir``) and returns that path.
+
+    Args:
+        graph_or_graph_def: A ``Graph``, its plain-dict ``as_graph_def()``, or a ``GraphDef`` message.
+        logdir: The directory (a local path or an fsspec URL).
+        name: The file name, e.g. ``graph.pbtxt``.
+        as_text: Text format (default) or serialized bytes.
+
+    Raises:
+        TypeError: ``graph_or_graph_def`` is none of those.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     _ = tf.constant(1.0, name="one")
+        >>> path = write_graph(g, "memory://write_graph_bin", "graph.pb", as_text=False)
+        >>> [n.name for n in tf.GraphDef.FromString(tf.gfile.GFile(path, "rb").read()).node]
+        ['one']
+    """
+    graph_def = _graph_def(graph_or_graph_def)
+    file_io.makedirs(logdir)
+    path = file_io.join(logdir, name)
+    if as_text:
+        content: Any = text_format.MessageToString(graph_def)
+    else:
+        content = graph_def.SerializeToString(deterministic=True)
+    file_io.write_string_to_file(path, content)
+    return path

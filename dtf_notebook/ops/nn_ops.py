@@ -37,14 +37,18 @@ from dtf_notebook.ops.nn.candidate_sampling import (
     uniform_candidate_sampler,
 )
 from dtf_notebook.ops.nn.conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
-from dtf_notebook.ops.nn.conv3d import conv3d, conv3d_backprop_input_v2, conv3d_transpose
+from dtf_notebook.ops.nn.conv3d import (
+    conv3d,
+    conv3d_backprop_filter,
+    conv3d_backprop_filter_v2,
+    conv3d_backprop_input_v2,
+    conv3d_transpose,
+)
 from dtf_notebook.ops.nn.convolution import (
     atrous_conv2d,
     atrous_conv2d_transpose,
     avg_pool_v2,
     conv1d_transpose,
-    conv3d_backprop_filter,
-    conv3d_backprop_filter_v2,
     conv_transpose,
     convolution,
     depthwise_conv2d_backprop_filter,

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dtf_notebook.framework import dtypes
@@ -179,6 +180,26 @@ def _as_float_pair(predictions: Any, labels: Any) -> tuple[Tensor, Tensor]:
     return predictions, labels
 
 
+def _pointwise_loss(
+    default_name: str,
+    labels: Any,
+    predictions: Any,
+    weights: Any,
+    scope: str | None,
+    loss_collection: str | None,
+    reduction: str,
+    losses_of: Callable[[Tensor, Tensor], Tensor],
+    second: str = "predictions",
+) -> Tensor:
+    """The weighted loss of ``losses_of(predictions, labels)`` (both cast to float32, shapes compatible) in the
+    name scope ``scope`` or ``default_name``; ``second`` names the predictions argument in errors."""
+    _check_args("labels", labels, second, predictions)
+    with name_scope(scope, default_name, (predictions, labels, weights)) as scope:
+        predictions, labels = _as_float_pair(predictions, labels)
+        losses = losses_of(predictions, labels)
+        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
+
+
 def absolute_difference(
     labels: Any,
     predictions: Any,
@@ -195,11 +216,8 @@ def absolute_difference(
         ...     print(sess.run(tf.losses.absolute_difference([1.0, 2.0], [2.0, 4.0])))
         1.5
     """
-    _check_args("labels", labels, "predictions", predictions)
-    with name_scope(scope, "absolute_difference", (predictions, labels, weights)) as scope:
-        predictions, labels = _as_float_pair(predictions, labels)
-        losses = math_ops.abs(math_ops.subtract(predictions, labels))
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
+    args = (labels, predictions, weights, scope, loss_collection, reduction)
+    return _pointwise_loss("absolute_difference", *args, lambda p, lab: math_ops.abs(math_ops.subtract(p, lab)))
 
 
 def cosine_distance(
@@ -225,12 +243,13 @@ def cosine_distance(
     axis = dim if axis is None else axis
     if axis is None:
         raise ValueError("You must specify argument `axis`.")
-    _check_args("labels", labels, "predictions", predictions)
-    with name_scope(scope, "cosine_distance_loss", (predictions, labels, weights)) as scope:
-        predictions, labels = _as_float_pair(predictions, labels)
+
+    def losses_of(predictions: Tensor, labels: Tensor) -> Tensor:
         radial_diffs = math_ops.multiply(predictions, labels)
-        losses = 1 - math_ops.reduce_sum(radial_diffs, axis=(axis,), keepdims=True)
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
+        return 1 - math_ops.reduce_sum(radial_diffs, axis=(axis,), keepdims=True)
+
+    args = (labels, predictions, weights, scope, loss_collection, reduction)
+    return _pointwise_loss("cosine_distance_loss", *args, losses_of)
 
 
 def hinge_loss(
@@ -249,13 +268,14 @@ def hinge_loss(
         ...     print(sess.run(tf.losses.hinge_loss([1.0, 0.0], [0.5, -2.0])))
         0.25
     """
-    _check_args("labels", labels, "logits", logits)
-    with name_scope(scope, "hinge_loss", (logits, labels, weights)) as scope:
-        logits, labels = _as_float_pair(logits, labels)
+
+    def losses_of(logits: Tensor, labels: Tensor) -> Tensor:
         all_ones = array_ops.ones_like(labels)
         labels = math_ops.subtract(2 * labels, all_ones)
-        losses = nn_ops.relu(math_ops.subtract(all_ones, math_ops.multiply(labels, logits)))
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
+        return nn_ops.relu(math_ops.subtract(all_ones, math_ops.multiply(labels, logits)))
+
+    args = (labels, logits, weights, scope, loss_collection, reduction)
+    return _pointwise_loss("hinge_loss", *args, losses_of, second="logits")
 
 
 def huber_loss(
@@ -275,19 +295,19 @@ def huber_loss(
         ...     print(sess.run(tf.losses.huber_loss([0.0, 0.0], [0.5, 3.0])))
         1.3125
     """
-    _check_args("labels", labels, "predictions", predictions)
-    with name_scope(scope, "huber_loss", (predictions, labels, weights)) as scope:
-        predictions, labels = _as_float_pair(predictions, labels)
-        error = math_ops.subtract(predictions, labels)
-        abs_error = math_ops.abs(error)
+
+    def losses_of(predictions: Tensor, labels: Tensor) -> Tensor:
+        abs_error = math_ops.abs(math_ops.subtract(predictions, labels))
         quadratic = math_ops.minimum(abs_error, delta)
         # The linear part is abs_error - quadratic (not abs_error - delta), so its gradient is 0 inside delta.
         linear = math_ops.subtract(abs_error, quadratic)
-        losses = math_ops.add(
+        return math_ops.add(
             math_ops.multiply(convert_to_tensor(0.5, dtype=quadratic.dtype), math_ops.multiply(quadratic, quadratic)),
             math_ops.multiply(delta, linear),
         )
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
+
+    args = (labels, predictions, weights, scope, loss_collection, reduction)
+    return _pointwise_loss("huber_loss", *args, losses_of)
 
 
 def log_loss(
@@ -307,13 +327,14 @@ def log_loss(
         ...     print(round(float(sess.run(tf.losses.log_loss([1.0], [0.5]))), 4))
         0.6931
     """
-    _check_args("labels", labels, "predictions", predictions)
-    with name_scope(scope, "log_loss", (predictions, labels, weights)) as scope:
-        predictions, labels = _as_float_pair(predictions, labels)
-        losses = -math_ops.multiply(labels, math_ops.log(predictions + epsilon)) - math_ops.multiply(
+
+    def losses_of(predictions: Tensor, labels: Tensor) -> Tensor:
+        return -math_ops.multiply(labels, math_ops.log(predictions + epsilon)) - math_ops.multiply(
             1 - labels, math_ops.log(1 - predictions + epsilon)
         )
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
+
+    args = (labels, predictions, weights, scope, loss_collection, reduction)
+    return _pointwise_loss("log_loss", *args, losses_of)
 
 
 def mean_pairwise_squared_error(
@@ -376,11 +397,8 @@ def mean_squared_error(
         ...     print(sess.run(tf.losses.mean_squared_error([0.0, 0.0], [1.0, 3.0], reduction="weighted_sum")))
         10.0
     """
-    _check_args("labels", labels, "predictions", predictions)
-    with name_scope(scope, "mean_squared_error", (predictions, labels, weights)) as scope:
-        predictions, labels = _as_float_pair(predictions, labels)
-        losses = math_ops.squared_difference(predictions, labels)
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
+    args = (labels, predictions, weights, scope, loss_collection, reduction)
+    return _pointwise_loss("mean_squared_error", *args, math_ops.squared_difference)
 
 
 def sigmoid_cross_entropy(

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from dtf_notebook import errors
-from dtf_notebook.framework import dtypes, op_registry
+from dtf_notebook.framework import op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape
 from dtf_notebook.lazy_modules import F, torch
-from dtf_notebook.ops import array_ops
-from dtf_notebook.ops.nn.common import FLOATS, INDEX, check_data_format, with_rank
+from dtf_notebook.ops.nn.common import FLOATS, check_data_format, with_rank
+from dtf_notebook.ops.nn.conv_family import backprop_filter, backprop_infers, backprop_input, family_grads
+from dtf_notebook.ops.nn.conv_family import groups as _groups
 from dtf_notebook.ops.nn.conv_window import Window, crop, out_size, pad, padded_size, sizes_value, spatial, window_attrs
-from dtf_notebook.ops.op_helpers import check_dtype, make_op, shape_from_tensor
+from dtf_notebook.ops.op_helpers import check_dtype, make_op
 
 _ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu")
 
@@ -72,12 +72,10 @@ def _conv_output_shape(attrs: dict[str, Any], input_shape: TensorShape, filter_s
     return TensorShape([n, fout, oh, ow] if nchw else [n, oh, ow, fout])
 
 
-def _groups(channels: int, filter_in: int) -> int:
-    if filter_in <= 0 or channels % filter_in:
-        raise errors.InvalidArgumentError(
-            None, None, f"Depth of input ({channels}) is not a multiple of input depth of filter ({filter_in})"
-        )
-    return channels // filter_in
+_conv2d_grad, _backprop_input_grad, _backprop_filter_grad = family_grads(
+    "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", _ATTRS
+)
+_backprop_input_infer, _backprop_filter_infer = backprop_infers(4)
 
 
 # ---- Conv2D -----------------------------------------------------------------------------------------
@@ -102,27 +100,10 @@ def _conv2d_kernel(op: Any, ctx: Any):
     return run
 
 
-def _conv2d_grad(op: Any, grad: Tensor) -> list:
-    x, w = op.inputs
-    attrs = _conv_attrs(op)
-    return [
-        make_op("Conv2DBackpropInput", [array_ops.shape(x), w, grad], attrs).outputs[0],
-        make_op("Conv2DBackpropFilter", [x, array_ops.shape(w), grad], attrs).outputs[0],
-    ]
-
-
 op_registry.register_op("Conv2D", infer=_conv2d_infer, kernel=_conv2d_kernel, grad=_conv2d_grad)
 
 
 # ---- Conv2DBackpropInput ----------------------------------------------------------------------------
-def _backprop_input_infer(op: Any) -> list:
-    sizes, f, dy = op.inputs
-    shape = with_rank(shape_from_tensor(sizes), 4)
-    with_rank(f.shape, 4)
-    with_rank(dy.shape, 4)
-    return [(dy.dtype, shape)]
-
-
 def _backprop_input_kernel(op: Any, ctx: Any):
     win = Window(op)
     stride, dilation = win.stride, win.dilation
@@ -143,29 +124,12 @@ def _backprop_input_kernel(op: Any, ctx: Any):
     return run
 
 
-def _backprop_input_grad(op: Any, grad: Tensor) -> list:
-    _, f, dy = op.inputs
-    attrs = _conv_attrs(op)
-    return [
-        None,
-        make_op("Conv2DBackpropFilter", [grad, array_ops.shape(f), dy], attrs).outputs[0],
-        make_op("Conv2D", [grad, f], attrs).outputs[0],
-    ]
-
-
 op_registry.register_op(
     "Conv2DBackpropInput", infer=_backprop_input_infer, kernel=_backprop_input_kernel, grad=_backprop_input_grad
 )
 
 
 # ---- Conv2DBackpropFilter ---------------------------------------------------------------------------
-def _backprop_filter_infer(op: Any) -> list:
-    x, sizes, dy = op.inputs
-    with_rank(x.shape, 4)
-    with_rank(dy.shape, 4)
-    return [(x.dtype, with_rank(shape_from_tensor(sizes), 4))]
-
-
 def _backprop_filter_kernel(op: Any, ctx: Any):
     win = Window(op)
     stride, dilation = win.stride, win.dilation
@@ -184,16 +148,6 @@ def _backprop_filter_kernel(op: Any, ctx: Any):
     return run
 
 
-def _backprop_filter_grad(op: Any, grad: Tensor) -> list:
-    x, _, dy = op.inputs
-    attrs = _conv_attrs(op)
-    return [
-        make_op("Conv2DBackpropInput", [array_ops.shape(x), grad, dy], attrs).outputs[0],
-        None,
-        make_op("Conv2D", [x, grad], attrs).outputs[0],
-    ]
-
-
 op_registry.register_op(
     "Conv2DBackpropFilter", infer=_backprop_filter_infer, kernel=_backprop_filter_kernel, grad=_backprop_filter_grad
 )
@@ -204,12 +158,6 @@ def _one_filter(filter: Any, filters: Any) -> Any:  # noqa: A002 - TF's names
     if filter is not None and filters is not None:
         raise ValueError("Cannot specify both 'filter' and 'filters'.")
     return filters if filter is None else filter
-
-
-def _sizes_tensor(sizes: Any, name: str) -> Tensor:
-    t = sizes if isinstance(sizes, Tensor) else convert_to_tensor(sizes, dtype=dtypes.int32, name=name)
-    check_dtype(t, INDEX, "Conv2DBackprop", name)
-    return t
 
 
 def conv2d(
@@ -289,12 +237,12 @@ def conv2d_backprop_input(
          [1. 1.]]
     """
     filter = _one_filter(filter, filters)
-    dy = convert_to_tensor(out_backprop, name="out_backprop")
-    check_dtype(dy, FLOATS, "Conv2DBackpropInput", "out_backprop")
-    f = convert_to_tensor(filter, dtype=dy.dtype, name="filter")
-    sizes = _sizes_tensor(input_sizes, "input_sizes")
-    attrs = _make_conv_attrs(strides, padding, data_format, dilations, use_cudnn_on_gpu, "Conv2DBackpropInput")
-    return make_op("Conv2DBackpropInput", [sizes, f, dy], attrs, name=name or "Conv2DBackpropInput").outputs[0]
+    op_type = "Conv2DBackpropInput"
+
+    def attrs() -> dict[str, Any]:
+        return _make_conv_attrs(strides, padding, data_format, dilations, use_cudnn_on_gpu, op_type)
+
+    return backprop_input(op_type, input_sizes, filter, out_backprop, attrs, name, sizes_name="input_sizes")
 
 
 def conv2d_backprop_filter(
@@ -320,12 +268,12 @@ def conv2d_backprop_filter(
         [[1. 1.]
          [1. 1.]]
     """
-    x = convert_to_tensor(input, name="input")
-    check_dtype(x, FLOATS, "Conv2DBackpropFilter", "input")
-    dy = convert_to_tensor(out_backprop, dtype=x.dtype, name="out_backprop")
-    sizes = _sizes_tensor(filter_sizes, "filter_sizes")
-    attrs = _make_conv_attrs(strides, padding, data_format, dilations, use_cudnn_on_gpu, "Conv2DBackpropFilter")
-    return make_op("Conv2DBackpropFilter", [x, sizes, dy], attrs, name=name or "Conv2DBackpropFilter").outputs[0]
+    op_type = "Conv2DBackpropFilter"
+
+    def attrs() -> dict[str, Any]:
+        return _make_conv_attrs(strides, padding, data_format, dilations, use_cudnn_on_gpu, op_type)
+
+    return backprop_filter(op_type, input, filter_sizes, out_backprop, attrs, name, sizes_name="filter_sizes")
 
 
 def conv2d_transpose(

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from dtf_notebook.framework import dtypes, op_registry
+from dtf_notebook.framework import op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.lazy_modules import F, torch
-from dtf_notebook.ops import array_ops
-from dtf_notebook.ops.nn.common import FLOATS, INDEX, with_rank
+from dtf_notebook.ops.nn.common import FLOATS, with_rank
+from dtf_notebook.ops.nn.conv_family import backprop_filter, backprop_infers, backprop_input, family_grads
+from dtf_notebook.ops.nn.conv_family import groups as _groups
 from dtf_notebook.ops.nn.conv_window import get_sequence, out_size, sizes_value
-from dtf_notebook.ops.op_helpers import check_dtype, make_op, shape_from_tensor
+from dtf_notebook.ops.op_helpers import check_dtype, make_op
 
 _ATTRS = ("strides", "padding", "data_format", "dilations")
 _FORMATS = ("NDHWC", "NCDHW")
@@ -134,10 +135,10 @@ def _weight(w: torch.Tensor) -> torch.Tensor:
     return w.permute(4, 3, 0, 1, 2)
 
 
-def _groups(channels: int, filter_in: int) -> int:
-    if filter_in <= 0 or channels % filter_in:
-        raise ValueError(f"Depth of input ({channels}) is not a multiple of input depth of filter ({filter_in})")
-    return channels // filter_in
+_conv3d_grad, _backprop_input_grad, _backprop_filter_grad = family_grads(
+    "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", _ATTRS
+)
+_backprop_input_infer, _backprop_filter_infer = backprop_infers(5)
 
 
 # ---- Conv3D -----------------------------------------------------------------------------------------
@@ -164,26 +165,10 @@ def _conv3d_kernel(op: Any, ctx: Any):
     return run
 
 
-def _conv3d_grad(op: Any, grad: Tensor) -> list:
-    x, w = op.inputs
-    attrs = _attrs(op)
-    return [
-        make_op("Conv3DBackpropInputV2", [array_ops.shape(x), w, grad], attrs).outputs[0],
-        make_op("Conv3DBackpropFilterV2", [x, array_ops.shape(w), grad], attrs).outputs[0],
-    ]
-
-
 op_registry.register_op("Conv3D", infer=_conv3d_infer, kernel=_conv3d_kernel, grad=_conv3d_grad)
 
 
 # ---- Conv3DBackpropInputV2 --------------------------------------------------------------------------
-def _backprop_input_infer(op: Any) -> list:
-    sizes, f, dy = op.inputs
-    with_rank(f.shape, 5)
-    with_rank(dy.shape, 5)
-    return [(dy.dtype, with_rank(shape_from_tensor(sizes), 5))]
-
-
 def _backprop_input_kernel(op: Any, ctx: Any):
     win = Window3(op)
     static_sizes = sizes_value(op, 0)
@@ -202,29 +187,12 @@ def _backprop_input_kernel(op: Any, ctx: Any):
     return run
 
 
-def _backprop_input_grad(op: Any, grad: Tensor) -> list:
-    _, f, dy = op.inputs
-    attrs = _attrs(op)
-    return [
-        None,
-        make_op("Conv3DBackpropFilterV2", [grad, array_ops.shape(f), dy], attrs).outputs[0],
-        make_op("Conv3D", [grad, f], attrs).outputs[0],
-    ]
-
-
 op_registry.register_op(
     "Conv3DBackpropInputV2", infer=_backprop_input_infer, kernel=_backprop_input_kernel, grad=_backprop_input_grad
 )
 
 
 # ---- Conv3DBackpropFilterV2 -------------------------------------------------------------------------
-def _backprop_filter_infer(op: Any) -> list:
-    x, sizes, dy = op.inputs
-    with_rank(x.shape, 5)
-    with_rank(dy.shape, 5)
-    return [(x.dtype, with_rank(shape_from_tensor(sizes), 5))]
-
-
 def _backprop_filter_kernel(op: Any, ctx: Any):
     win = Window3(op)
     static_sizes = sizes_value(op, 1)
@@ -240,16 +208,6 @@ def _backprop_filter_kernel(op: Any, ctx: Any):
         return dw.permute(2, 3, 4, 1, 0).contiguous()
 
     return run
-
-
-def _backprop_filter_grad(op: Any, grad: Tensor) -> list:
-    x, _, dy = op.inputs
-    attrs = _attrs(op)
-    return [
-        make_op("Conv3DBackpropInputV2", [array_ops.shape(x), grad, dy], attrs).outputs[0],
-        None,
-        make_op("Conv3D", [x, grad], attrs).outputs[0],
-    ]
 
 
 op_registry.register_op(
@@ -319,13 +277,43 @@ def conv3d_backprop_input_v2(
         ...     print(sess.run(dx).sum())
         8.0
     """
-    dy = convert_to_tensor(out_backprop, name="out_backprop")
-    check_dtype(dy, FLOATS, "Conv3DBackpropInputV2", "out_backprop")
-    f = convert_to_tensor(filter, dtype=dy.dtype, name="filter")
-    sizes = input_sizes if isinstance(input_sizes, Tensor) else convert_to_tensor(input_sizes, dtype=dtypes.int32)
-    check_dtype(sizes, INDEX, "Conv3DBackpropInputV2", "input_sizes")
-    attrs = make_attrs(strides, padding, data_format, dilations, "Conv3DBackpropInputV2")
-    return make_op("Conv3DBackpropInputV2", [sizes, f, dy], attrs, name=name or "Conv3DBackpropInputV2").outputs[0]
+    op_type = "Conv3DBackpropInputV2"
+
+    def attrs() -> dict[str, Any]:
+        return make_attrs(strides, padding, data_format, dilations, op_type)
+
+    return backprop_input(op_type, input_sizes, filter, out_backprop, attrs, name)
+
+
+def conv3d_backprop_filter_v2(
+    input: Any,  # noqa: A002 - TF's name
+    filter_sizes: Any,
+    out_backprop: Any,
+    strides: Any,
+    padding: Any,
+    data_format: str = "NDHWC",
+    dilations: Any = (1, 1, 1, 1, 1),
+    name: str | None = None,
+) -> Tensor:
+    """The gradient of ``conv3d`` with respect to its filter, given the filter's shape ``filter_sizes``.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     dw = tf.nn.conv3d_backprop_filter_v2(tf.ones([1, 2, 2, 2, 1]), [2, 2, 2, 1, 1],
+        ...                                          tf.ones([1, 1, 1, 1, 1]), [1, 1, 1, 1, 1], "VALID")
+        ...     print(sess.run(dw).sum())
+        8.0
+    """
+    op_type = "Conv3DBackpropFilterV2"
+
+    def attrs() -> dict[str, Any]:
+        return make_attrs(strides, padding, data_format, dilations, op_type)
+
+    return backprop_filter(op_type, input, filter_sizes, out_backprop, attrs, name)
+
+
+conv3d_backprop_filter = conv3d_backprop_filter_v2
 
 
 def conv3d_transpose(

@@ -1,6 +1,6 @@
 """TF's N-d convolution and pooling front ends, built as TF builds them: ``convolution``, ``with_space_to_batch``
 (dilation as ``SpaceToBatchND`` -> op -> ``BatchToSpaceND``), ``atrous_conv2d``, ``atrous_conv2d_transpose``,
-``conv1d_transpose``, ``pool``, ``max_pool_v2``/``avg_pool_v2`` and ``conv3d_backprop_filter(_v2)``.
+``conv1d_transpose``, ``pool``, ``max_pool_v2``/``avg_pool_v2`` and the depthwise convolution's gradient builders.
 
 Example:
     >>> import dtf_notebook as tf
@@ -30,14 +30,14 @@ from dtf_notebook.ops.array.space_depth import (
     space_to_batch,
     space_to_batch_nd,
 )
-from dtf_notebook.ops.nn.common import FLOATS, INDEX
 from dtf_notebook.ops.nn.conv import conv2d, conv2d_backprop_input, conv2d_transpose
-from dtf_notebook.ops.nn.conv3d import conv3d, conv3d_transpose, make_attrs
+from dtf_notebook.ops.nn.conv3d import conv3d, conv3d_transpose
+from dtf_notebook.ops.nn.conv_family import backprop_filter, backprop_input
 from dtf_notebook.ops.nn.conv_window import get_sequence, window_attrs
 from dtf_notebook.ops.nn.depthwise import conv1d
 from dtf_notebook.ops.nn.pooling import avg_pool, max_pool, max_pool2d
 from dtf_notebook.ops.nn.pooling3d import avg_pool1d, avg_pool3d, max_pool1d, max_pool3d
-from dtf_notebook.ops.op_helpers import check_dtype, constant_value, make_op
+from dtf_notebook.ops.op_helpers import constant_value
 
 __all__ = [
     "convolution",
@@ -48,8 +48,6 @@ __all__ = [
     "pool",
     "max_pool_v2",
     "avg_pool_v2",
-    "conv3d_backprop_filter",
-    "conv3d_backprop_filter_v2",
     "conv_transpose",
     "depthwise_conv2d_native_backprop_input",
     "depthwise_conv2d_native_backprop_filter",
@@ -452,38 +450,6 @@ def conv1d_transpose(
         return array_ops.squeeze(result, [spatial_start])
 
 
-def conv3d_backprop_filter_v2(
-    input: Any,  # noqa: A002 - TF's name
-    filter_sizes: Any,
-    out_backprop: Any,
-    strides: Any,
-    padding: Any,
-    data_format: str = "NDHWC",
-    dilations: Any = (1, 1, 1, 1, 1),
-    name: str | None = None,
-) -> Tensor:
-    """The gradient of ``conv3d`` with respect to its filter, given the filter's shape ``filter_sizes``.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default(), tf.Session() as sess:
-        ...     dw = tf.nn.conv3d_backprop_filter_v2(tf.ones([1, 2, 2, 2, 1]), [2, 2, 2, 1, 1],
-        ...                                          tf.ones([1, 1, 1, 1, 1]), [1, 1, 1, 1, 1], "VALID")
-        ...     print(sess.run(dw).sum())
-        8.0
-    """
-    x = convert_to_tensor(input, name="input")
-    check_dtype(x, FLOATS, "Conv3DBackpropFilterV2", "input")
-    dy = convert_to_tensor(out_backprop, dtype=x.dtype, name="out_backprop")
-    sizes = filter_sizes if isinstance(filter_sizes, Tensor) else convert_to_tensor(filter_sizes, dtype=dtypes.int32)
-    check_dtype(sizes, INDEX, "Conv3DBackpropFilterV2", "filter_sizes")
-    attrs = make_attrs(strides, padding, data_format, dilations, "Conv3DBackpropFilterV2")
-    return make_op("Conv3DBackpropFilterV2", [x, sizes, dy], attrs, name=name or "Conv3DBackpropFilterV2").outputs[0]
-
-
-conv3d_backprop_filter = conv3d_backprop_filter_v2
-
-
 def conv_transpose(
     input: Any,  # noqa: A002 - TF's name
     filters: Any,
@@ -582,13 +548,12 @@ def depthwise_conv2d_native_backprop_input(
         ...     print(sess.run(dx).reshape(-1))
         [1. 1. 1. 1.]
     """
-    dy = convert_to_tensor(out_backprop, name="out_backprop")
-    check_dtype(dy, FLOATS, "DepthwiseConv2dNativeBackpropInput", "out_backprop")
-    f = convert_to_tensor(filter, dtype=dy.dtype, name="filter")
-    sizes = input_sizes if isinstance(input_sizes, Tensor) else convert_to_tensor(input_sizes, dtype=dtypes.int32)
-    attrs = _depthwise_attrs(strides, padding, data_format, dilations, "DepthwiseConv2dNativeBackpropInput")
     op_type = "DepthwiseConv2dNativeBackpropInput"
-    return make_op(op_type, [sizes, f, dy], attrs, name=name or op_type).outputs[0]
+
+    def attrs() -> dict[str, Any]:
+        return _depthwise_attrs(strides, padding, data_format, dilations, op_type)
+
+    return backprop_input(op_type, input_sizes, filter, out_backprop, attrs, name)
 
 
 def depthwise_conv2d_native_backprop_filter(
@@ -611,13 +576,12 @@ def depthwise_conv2d_native_backprop_filter(
         ...     print(sess.run(dw).reshape(-1))
         [1. 1. 1. 1.]
     """
-    x = convert_to_tensor(input, name="input")
-    check_dtype(x, FLOATS, "DepthwiseConv2dNativeBackpropFilter", "input")
-    dy = convert_to_tensor(out_backprop, dtype=x.dtype, name="out_backprop")
-    sizes = filter_sizes if isinstance(filter_sizes, Tensor) else convert_to_tensor(filter_sizes, dtype=dtypes.int32)
-    attrs = _depthwise_attrs(strides, padding, data_format, dilations, "DepthwiseConv2dNativeBackpropFilter")
     op_type = "DepthwiseConv2dNativeBackpropFilter"
-    return make_op(op_type, [x, sizes, dy], attrs, name=name or op_type).outputs[0]
+
+    def attrs() -> dict[str, Any]:
+        return _depthwise_attrs(strides, padding, data_format, dilations, op_type)
+
+    return backprop_filter(op_type, input, filter_sizes, out_backprop, attrs, name)
 
 
 depthwise_conv2d_backprop_input = depthwise_conv2d_native_backprop_input

@@ -44,8 +44,9 @@ from dtf_notebook.estimator.run_config import RunConfig
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework import graph as ops
 from dtf_notebook.framework.random_seed import set_random_seed
-from dtf_notebook.ops import identity_ops, metrics_impl, state_ops
+from dtf_notebook.ops import identity_ops, state_ops
 from dtf_notebook.ops.init_ops import zeros_initializer
+from dtf_notebook.ops.metrics import mean as metric_mean
 from dtf_notebook.ops.variable_scope import get_variable
 from dtf_notebook.platform import tf_logging as logging
 from dtf_notebook.runtime.config import ConfigProto
@@ -102,10 +103,10 @@ def _session_config(config: RunConfig) -> ConfigProto:
     """The sessions' ConfigProto: the user's, or one whose device filters keep a task to the ps and itself."""
     if config.session_config is not None:
         return config.session_config
-    proto = ConfigProto(allow_soft_placement=True)
     if config.cluster_spec.jobs and config.task_type in ("chief", "worker", "master"):
-        proto.device_filters = ["/job:ps", f"/job:{config.task_type}/task:{config.task_id}"]
-    return proto
+        filters = ["/job:ps", f"/job:{config.task_type}/task:{config.task_id}"]
+        return ConfigProto(allow_soft_placement=True, device_filters=filters)
+    return ConfigProto(allow_soft_placement=True)
 
 
 def _check_hooks(hooks: Any) -> list:
@@ -506,7 +507,7 @@ class Estimator:
                     f"Metric with name {LOSS_METRIC_KEY!r} is not allowed, because Estimator "
                     + ("already defines a default metric with the same name.")
                 )
-            metrics[LOSS_METRIC_KEY] = metrics_impl.mean(spec.loss)
+            metrics[LOSS_METRIC_KEY] = metric_mean(spec.loss)
             update_op, eval_dict = _extract_metric_update_ops(metrics)
             if ops.GraphKeys.GLOBAL_STEP in eval_dict:
                 raise ValueError(

@@ -18,6 +18,8 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     data,
     debugging,
     distribute,
+    estimator,
+    feature_column,
     flags,
     gfile,
     initializers,

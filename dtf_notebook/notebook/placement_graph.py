@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import html
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.notebook.placement_layout import DEFAULT_TASK, PlacedNode, PlacementModel, build_model, to_dot
+from dtf_notebook.notebook.placement_publish import publish
 from dtf_notebook.notebook.placement_render import render_svg
 from dtf_notebook.notebook.widget_fallback import text_table, widgets_available
 from dtf_notebook.runtime.executor import needed_ops
@@ -326,7 +328,8 @@ def show_placement(
         collapse: One node per name scope and device (False: every node).
         expand: Scopes to draw open.
         run_metadata: RunMetadata of a traced ``session.run`` of these fetches: edges between tasks then
-            show the bytes they moved in that step.
+            show the bytes they moved in that step. On a local cluster, that step's placement is also published
+            for the lab extension's placement panel (see :mod:`~dtf_notebook.notebook.placement_publish`).
         feed_list: Tensors that would be fed (what produces them is then not needed).
         widget: True for an ipywidgets widget, False for a :class:`PlacementView`; None picks a widget
             when running in a Jupyter kernel with ipywidgets installed.
@@ -349,6 +352,10 @@ def show_placement(
         ('c', '/job:localhost/replica:0/task:0/device:CPU:0')
     """
     view = placement_view(fetches_or_graph, session, collapse, expand, run_metadata, feed_list, engine)
+    if session is not None and run_metadata is not None:
+        # A traced step on a local cluster: the lab extension's placement panel shows it too.
+        with contextlib.suppress(OSError):
+            publish(view, session)
     if widgets_available() if widget is None else widget:
         from dtf_notebook.notebook.placement_widget import PlacementWidget
 

@@ -7,6 +7,14 @@ Example:
     'infer'
 """
 
+from dtf_notebook.estimator.canned import (
+    DNNClassifier,
+    DNNLinearCombinedClassifier,
+    DNNLinearCombinedRegressor,
+    DNNRegressor,
+    LinearClassifier,
+    LinearRegressor,
+)
 from dtf_notebook.estimator.estimator import Estimator
 from dtf_notebook.estimator.model_fn import EstimatorSpec, ModeKeys
 from dtf_notebook.estimator.run_config import RunConfig, TaskType
@@ -14,6 +22,12 @@ from dtf_notebook.estimator.training import EvalSpec, TrainSpec, train_and_evalu
 from dtf_notebook.estimator.warm_starting import VocabInfo, WarmStartSettings
 
 __all__ = [
+    "DNNClassifier",
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedRegressor",
+    "DNNRegressor",
+    "LinearClassifier",
+    "LinearRegressor",
     "Estimator",
     "EstimatorSpec",
     "EvalSpec",

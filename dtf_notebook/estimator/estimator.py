@@ -387,7 +387,7 @@ class Estimator:
         if self._warm_start_settings is not None:
             logging.info("Warm-starting with WarmStartSettings: %r", self._warm_start_settings)
             warm_starting.warm_start(self._warm_start_settings)
-        if not any(t.name == "loss" for t in ops.get_collection(ops.GraphKeys.SUMMARIES)):
+        if not any(t.op.name == "loss" for t in ops.get_collection(ops.GraphKeys.SUMMARIES)):
             summary_ops.scalar("loss", spec.loss)
         ops.add_to_collection(ops.GraphKeys.LOSSES, spec.loss)
         worker_hooks.extend(

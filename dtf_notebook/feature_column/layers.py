@@ -36,6 +36,7 @@ from dtf_notebook.ops.init_ops import zeros_initializer
 from dtf_notebook.ops.math.matmul import matmul
 from dtf_notebook.ops.math.sums import add_n
 from dtf_notebook.ops.nn.bias_add import bias_add
+from dtf_notebook.ops.partitioned_variables import PartitionedVariable
 from dtf_notebook.ops.nn.embedding_safe import safe_embedding_lookup_sparse
 from dtf_notebook.ops.pure_variable_scope import get_variable_scope
 from dtf_notebook.ops.sparse.structure import sparse_reshape
@@ -195,5 +196,5 @@ def linear_model(
             "bias_weights", shape=[units], initializer=zeros_initializer(), trainable=trainable, collections=collections
         )
         if cols_to_vars is not None:
-            cols_to_vars["bias"] = [bias]
+            cols_to_vars["bias"] = list(bias) if isinstance(bias, PartitionedVariable) else [bias]
         return bias_add(no_bias, bias, name="weighted_sum")

@@ -94,7 +94,7 @@ def publish(view: Any, session: Any) -> str | None:
     record = cluster_of_target(target)
     if record is None:
         return None
-    write(record, {"summary": view.summary(), "nodes": view.nodes, "edges": view.edges, "svg": view.svg})
+    write(record, {"summary": view.summary(), "nodes": view.nodes, "edges": view.edges, "svg": view.svg()})
     return record.name
 
 

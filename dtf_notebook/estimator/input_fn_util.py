@@ -24,10 +24,12 @@ class DatasetInitializerHook(SessionRunHook):
 
     Example:
         >>> import dtf_notebook.compat.v1 as tf
+        >>> from dtf_notebook.train.monitored_session import MonitoredSession
         >>> with tf.Graph().as_default():
         ...     hook = DatasetInitializerHook(tf.data.Dataset.range(3).make_initializable_iterator())
-        ...     with tf.train.MonitoredSession(hooks=[hook]) as sess:
-        ...         print(sess.run(hook.iterator.get_next()))
+        ...     element = hook.iterator.get_next()
+        ...     with MonitoredSession(hooks=[hook]) as sess:
+        ...         print(sess.run(element))
         0
     """
 

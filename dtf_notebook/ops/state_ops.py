@@ -25,10 +25,11 @@ from typing import Any
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
+from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.ops.op_helpers import make_op
+from dtf_notebook.ops.op_helpers import check_dtype, make_op
 from dtf_notebook.runtime.resources import VariableResource
 
 __all__ = [
@@ -85,14 +86,29 @@ op_registry.register_op(
 )
 
 
-def _as_ref(ref: Any, op_type: str) -> Tensor:
+def as_ref(ref: Any, op_type: str) -> Tensor:
+    """``ref`` as the reference tensor a variable-writing op ``op_type`` takes; a TypeError for anything else.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     as_ref(tf.Variable(1.0), "Assign").is_ref
+        True
+    """
     t = convert_to_tensor(ref, as_ref=True)
     if not t.is_ref:
         raise TypeError(f"Input 'ref' of '{op_type}' Op requires l-value input")
     return t
 
 
-def _locked(resource: VariableResource, use_locking: bool):
+def locked(resource: VariableResource, use_locking: bool) -> Any:
+    """The variable's lock when ``use_locking`` (a do-nothing context otherwise), for kernels that write it.
+
+    Example:
+        >>> from dtf_notebook.runtime.resources import VariableResource
+        >>> with locked(VariableResource("v", None, None), False):
+        ...     pass
+    """
     return resource.lock if use_locking else contextlib.nullcontext()
 
 
@@ -118,7 +134,7 @@ def assign(
     """
     if hasattr(ref, "_assign_override"):
         return ref._assign_override(value, use_locking, name)
-    ref_t = _as_ref(ref, "Assign")
+    ref_t = as_ref(ref, "Assign")
     value_t = convert_to_tensor(value, dtype=ref_t.dtype)
     validate = True if validate_shape is None else bool(validate_shape)
     attrs = {"validate_shape": validate, "use_locking": True if use_locking is None else bool(use_locking)}
@@ -137,7 +153,7 @@ def _assign_kernel(op: Any, ctx: Any):
     validate, use_locking = op.get_attr("validate_shape"), op.get_attr("use_locking")
 
     def run(resource: VariableResource, value: Any) -> VariableResource:
-        with _locked(resource, use_locking):
+        with locked(resource, use_locking):
             current = resource.value
             if validate:
                 declared = resource.shape
@@ -183,7 +199,7 @@ def _update_kernel(update):
         use_locking = op.get_attr("use_locking")
 
         def run(resource: VariableResource, value: Any) -> VariableResource:
-            with _locked(resource, use_locking):
+            with locked(resource, use_locking):
                 current = resource.read()
                 if not _broadcastable_to(value.shape, current.shape):
                     raise errors.InvalidArgumentError(
@@ -221,7 +237,7 @@ _assign_update("AssignSub", lambda current, value: current.sub_(value))
 
 
 def _dense_update(op_type: str, ref: Any, value: Any, use_locking: bool | None, name: str | None) -> Tensor:
-    ref_t = _as_ref(ref, op_type)
+    ref_t = as_ref(ref, op_type)
     value_t = convert_to_tensor(value, dtype=ref_t.dtype)
     return make_op(op_type, [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or op_type).outputs[0]
 
@@ -257,21 +273,49 @@ def assign_sub(ref: Any, value: Any, use_locking: bool | None = None, name: str 
 
 
 # ---- scatter updates (sparse writes, used by optimizers' sparse paths) -------------------------
-def _scatter_kernel(update):
+def current_value(resource: VariableResource) -> torch.Tensor:
+    """The variable's value as a contiguous tensor that row views can write into (made so in place).
+
+    Example:
+        >>> import torch
+        >>> from dtf_notebook.runtime.resources import VariableResource
+        >>> r = VariableResource("v", None, None)
+        >>> r.value = torch.zeros(2, 3).t()
+        >>> current_value(r).is_contiguous(), r.value.is_contiguous()
+        (True, True)
+    """
+    value = resource.read()
+    if not value.is_contiguous():
+        resource.value = value = value.contiguous()
+    return value
+
+
+def row_scatter_kernel(combine: Any) -> Any:
+    """The kernel factory of a ``Scatter*`` op on rows of a variable's first axis: ``combine(current, idx, rows)``
+    writes ``rows`` (updates shaped ``indices.shape + ref.shape[1:]``, a scalar broadcast) into the variable at
+    ``idx``, under the variable's lock when ``use_locking``; an index out of range is an InvalidArgumentError.
+
+    Example:
+        >>> callable(row_scatter_kernel(lambda cur, idx, rows: cur.index_copy_(0, idx, rows)))
+        True
+    """
+
     def factory(op: Any, ctx: Any):
         use_locking = op.get_attr("use_locking")
 
         def run(resource: VariableResource, indices: Any, updates: Any) -> VariableResource:
-            with _locked(resource, use_locking):
-                current = resource.read()
-                idx = indices.reshape(-1).long()
-                if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= current.shape[0]):
-                    bad = int(idx.max()) if int(idx.max()) >= current.shape[0] else int(idx.min())
-                    raise errors.InvalidArgumentError(
-                        None, op, f"indices[{bad}] is out of range [0, {current.shape[0]}) in {op.type}"
-                    )
-                rows = updates.reshape((idx.numel(),) + tuple(current.shape[1:]))
-                update(current, idx, rows)
+            with locked(resource, use_locking):
+                current = current_value(resource)
+                idx = indices.reshape(-1).long().to(current.device)
+                limit = current.shape[0]
+                if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= limit):
+                    bad = int(idx[(idx < 0) | (idx >= limit)][0])
+                    message = f"indices[{bad}] is out of range [0, {limit}) in {op.type}"
+                    raise errors.InvalidArgumentError(None, op, message)
+                shape = (idx.numel(),) + tuple(current.shape[1:])
+                rows = updates.to(current.dtype).expand(shape) if updates.dim() == 0 else updates.reshape(shape)
+                if idx.numel():
+                    combine(current, idx, rows.to(current.device))
             return resource
 
         return run
@@ -279,11 +323,18 @@ def _scatter_kernel(update):
     return factory
 
 
-def _scatter_op(op_type: str, update) -> None:
+def register_scatter(op_type: str, infer: Any, kernel: Any) -> None:
+    """Registers a ``Scatter*`` op: a stateful write through its ref input 0, returned as its ref output.
+
+    Example:
+        >>> from dtf_notebook.framework import op_registry
+        >>> op_registry.get("ScatterAdd").stateful
+        True
+    """
     op_registry.register_op(
         op_type,
-        infer=lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)],
-        kernel=_scatter_kernel(update),
+        infer=infer,
+        kernel=kernel,
         grad=op_registry.NOT_DIFFERENTIABLE,
         ref_inputs=(0,),
         ref_outputs=(0,),
@@ -291,20 +342,33 @@ def _scatter_op(op_type: str, update) -> None:
     )
 
 
+def _scatter_op(op_type: str, update: Any) -> None:
+    register_scatter(op_type, lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)], row_scatter_kernel(update))
+
+
 _scatter_op("ScatterUpdate", lambda cur, idx, rows: cur.index_copy_(0, idx, rows))
 _scatter_op("ScatterAdd", lambda cur, idx, rows: cur.index_add_(0, idx, rows))
 _scatter_op("ScatterSub", lambda cur, idx, rows: cur.index_add_(0, idx, rows, alpha=-1))
 
 
-def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool, name: str | None) -> Tensor:
-    ref_t = _as_ref(ref, op_type)
-    indices_t = convert_to_tensor(indices)
-    if not indices_t.dtype.is_integer:
-        raise TypeError(f"indices of {op_type} must be int32 or int64, got {indices_t.dtype.name}")
-    updates_t = convert_to_tensor(updates, dtype=ref_t.dtype)
-    return make_op(
-        op_type, [ref_t, indices_t, updates_t], {"use_locking": bool(use_locking)}, name=name or op_type
-    ).outputs[0]
+def build_scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool, name: str | None) -> Tensor:
+    """Builds the ``Scatter*`` op ``op_type`` on the variable ``ref`` as TF does: int32/int64 ``indices`` and
+    ``updates`` of the variable's dtype, converted inside the op's name scope (``ScatterAdd/indices``).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     t = build_scatter("ScatterAdd", tf.Variable([1.0, 2.0]), [1], [3.0], False, None)
+        ...     t.op.name, [i.op.name for i in t.op.inputs]
+        ('ScatterAdd', ['Variable', 'ScatterAdd/indices', 'ScatterAdd/updates'])
+    """
+    ref_t = as_ref(ref, op_type)
+    with name_scope(name, op_type, [ref_t, indices, updates]) as scope:
+        indices_t = convert_to_tensor(indices, name="indices")
+        check_dtype(indices_t, (dtypes.int32, dtypes.int64), op_type, "indices")
+        updates_t = convert_to_tensor(updates, dtype=ref_t.dtype, name="updates")
+        attrs = {"use_locking": bool(use_locking)}
+        return make_op(op_type, [ref_t, indices_t, updates_t], attrs, name=scope).outputs[0]
 
 
 def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True, name: str | None = None) -> Tensor:
@@ -319,7 +383,7 @@ def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = Tru
         ...         print(sess.run(tf.scatter_update(v, [2], [9.0])))
         [1. 2. 9.]
     """
-    return _scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
 
 
 def scatter_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
@@ -334,7 +398,7 @@ def scatter_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
         ...         print(sess.run(tf.scatter_add(v, [0, 0], [1.0, 1.0])))
         [3. 2.]
     """
-    return _scatter("ScatterAdd", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterAdd", ref, indices, updates, use_locking, name)
 
 
 def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
@@ -349,7 +413,7 @@ def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
         ...         print(sess.run(tf.scatter_sub(v, [1], [2.0])))
         [1. 0.]
     """
-    return _scatter("ScatterSub", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterSub", ref, indices, updates, use_locking, name)
 
 
 def is_variable_initialized(ref: Any, name: str | None = None) -> Tensor:
@@ -363,7 +427,7 @@ def is_variable_initialized(ref: Any, name: str | None = None) -> Tensor:
         ...         print(sess.run(tf.is_variable_initialized(v)))
         False
     """
-    ref_t = _as_ref(ref, "IsVariableInitialized")
+    ref_t = as_ref(ref, "IsVariableInitialized")
     return make_op("IsVariableInitialized", [ref_t], {}, name=name or "IsVariableInitialized").outputs[0]
 
 
@@ -394,7 +458,7 @@ def value_or_initial(ref: Any, initial_value: Any, name: str | None = None) -> T
         ...         print(sess.run(v.initialized_value()))
         3.0
     """
-    ref_t = _as_ref(ref, "ValueOrInitial")
+    ref_t = as_ref(ref, "ValueOrInitial")
     value_t = convert_to_tensor(initial_value, dtype=ref_t.dtype)
     return make_op("ValueOrInitial", [ref_t, value_t], {}, name=name or "initialized_value").outputs[0]
 

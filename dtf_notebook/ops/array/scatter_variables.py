@@ -18,21 +18,19 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from dtf_notebook.framework import dtypes, op_registry
+from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.ops.array.conversions import INDEX_DTYPES
 from dtf_notebook.ops.array.diagnostics import fmt_dims, invalid
 from dtf_notebook.ops.array.scatter_nd import _as_rows, _check_updates, _rows  # the n-d indexing shared with ScatterNd
-from dtf_notebook.ops.op_helpers import check_dtype, make_op
+from dtf_notebook.ops.state_ops import build_scatter, current_value, locked, register_scatter, row_scatter_kernel
 from dtf_notebook.runtime.resources import VariableResource
 
 __all__ = [
@@ -47,25 +45,6 @@ __all__ = [
 ]
 
 
-def _locked(resource: VariableResource, use_locking: bool) -> Any:
-    return resource.lock if use_locking else contextlib.nullcontext()
-
-
-def _current(resource: VariableResource) -> torch.Tensor:
-    """The variable's value as a contiguous tensor that row views can write into."""
-    value = resource.read()
-    if not value.is_contiguous():
-        resource.value = value = value.contiguous()
-    return value
-
-
-def _ref(ref: Any, op_type: str) -> Tensor:
-    t = convert_to_tensor(ref, as_ref=True)
-    if not t.is_ref:
-        raise TypeError(f"Input 'ref' of '{op_type}' Op requires l-value input")
-    return t
-
-
 # ---- ScatterNdUpdate / Add / Sub ------------------------------------------------------------------------------------
 def _nd_infer(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
     ref, indices, updates = op.inputs
@@ -78,8 +57,8 @@ def _nd_kernel(combine: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Any
         use_locking = op.get_attr("use_locking")
 
         def run(resource: VariableResource, indices: torch.Tensor, updates: torch.Tensor) -> VariableResource:
-            with _locked(resource, use_locking):
-                current = _current(resource)
+            with locked(resource, use_locking):
+                current = current_value(resource)
                 k = indices.shape[-1]
                 rows = _rows(op, indices, tuple(current.shape), "shape").to(current.device)
                 expected = tuple(indices.shape[:-1]) + tuple(current.shape[k:])
@@ -132,59 +111,19 @@ def _reduce_rows(reduce: str) -> Callable[[torch.Tensor, torch.Tensor, torch.Ten
     return combine
 
 
-def _row_kernel(combine: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], None]):
-    def factory(op: Operation, ctx: Any) -> Callable[..., Any]:
-        use_locking = op.get_attr("use_locking")
-
-        def run(resource: VariableResource, indices: torch.Tensor, updates: torch.Tensor) -> VariableResource:
-            with _locked(resource, use_locking):
-                current = _current(resource)
-                idx = indices.reshape(-1).long().to(current.device)
-                limit = current.shape[0]
-                if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= limit):
-                    bad = int(idx[(idx < 0) | (idx >= limit)][0])
-                    raise invalid(op, f"indices[{bad}] is out of range [0, {limit}) in {op.type}")
-                shape = (idx.numel(),) + tuple(current.shape[1:])
-                rows = updates.to(current.dtype).expand(shape) if updates.dim() == 0 else updates.reshape(shape)
-                if idx.numel():
-                    combine(current, idx, rows.to(current.device))
-            return resource
-
-        return run
-
-    return factory
-
-
 for _type, _infer, _kernel in (
     ("ScatterNdUpdate", _nd_infer, _nd_kernel(lambda flat, rows, vals: flat.index_copy_(0, rows, vals))),
     ("ScatterNdAdd", _nd_infer, _nd_kernel(lambda flat, rows, vals: flat.index_add_(0, rows, vals))),
     ("ScatterNdSub", _nd_infer, _nd_kernel(lambda flat, rows, vals: flat.index_add_(0, rows, vals, alpha=-1))),
-    ("ScatterMul", _row_infer, _row_kernel(_reduce_rows("prod"))),
-    ("ScatterDiv", _row_infer, _row_kernel(_divide_rows)),
-    ("ScatterMax", _row_infer, _row_kernel(_reduce_rows("amax"))),
-    ("ScatterMin", _row_infer, _row_kernel(_reduce_rows("amin"))),
+    ("ScatterMul", _row_infer, row_scatter_kernel(_reduce_rows("prod"))),
+    ("ScatterDiv", _row_infer, row_scatter_kernel(_divide_rows)),
+    ("ScatterMax", _row_infer, row_scatter_kernel(_reduce_rows("amax"))),
+    ("ScatterMin", _row_infer, row_scatter_kernel(_reduce_rows("amin"))),
 ):
-    op_registry.register_op(
-        _type,
-        infer=_infer,
-        kernel=_kernel,
-        grad=op_registry.NOT_DIFFERENTIABLE,
-        ref_inputs=(0,),
-        ref_outputs=(0,),
-        stateful=True,
-    )
+    register_scatter(_type, _infer, _kernel)
 
 
 # ---- builders --------------------------------------------------------------------------------------------------------
-def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool, name: str | None) -> Tensor:
-    ref_t = _ref(ref, op_type)
-    indices_t = convert_to_tensor(indices, name="indices")
-    check_dtype(indices_t, INDEX_DTYPES, op_type, "indices")
-    updates_t = convert_to_tensor(updates, dtype=ref_t.dtype, name="updates")
-    attrs = {"use_locking": bool(use_locking)}
-    return make_op(op_type, [ref_t, indices_t, updates_t], attrs, name=name or op_type).outputs[0]
-
-
 def scatter_nd_update(
     ref: Any, indices: Any, updates: Any, use_locking: bool = True, name: str | None = None
 ) -> Tensor:
@@ -202,7 +141,7 @@ def scatter_nd_update(
         ...         print(sess.run(tf.scatter_nd_update(v, [[0], [3]], [9, 8])))
         [9 2 3 8]
     """
-    return _scatter("ScatterNdUpdate", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterNdUpdate", ref, indices, updates, use_locking, name)
 
 
 def scatter_nd_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
@@ -217,7 +156,7 @@ def scatter_nd_add(ref: Any, indices: Any, updates: Any, use_locking: bool = Fal
         ...         print(sess.run(tf.scatter_nd_add(v, [[0], [0]], [5, 5])))
         [11  2  3]
     """
-    return _scatter("ScatterNdAdd", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterNdAdd", ref, indices, updates, use_locking, name)
 
 
 def scatter_nd_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
@@ -232,7 +171,7 @@ def scatter_nd_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = Fal
         ...         print(sess.run(tf.scatter_nd_sub(v, [[2]], [10])))
         [ 1  2 -7]
     """
-    return _scatter("ScatterNdSub", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterNdSub", ref, indices, updates, use_locking, name)
 
 
 def scatter_mul(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
@@ -247,7 +186,7 @@ def scatter_mul(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
         ...         print(sess.run(tf.scatter_mul(v, [1, 1], [3.0, 2.0])))
         [ 1. 12.  3.]
     """
-    return _scatter("ScatterMul", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterMul", ref, indices, updates, use_locking, name)
 
 
 def scatter_div(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
@@ -262,7 +201,7 @@ def scatter_div(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
         ...         print(sess.run(tf.scatter_div(v, [0], [4.0])))
         [2. 2.]
     """
-    return _scatter("ScatterDiv", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterDiv", ref, indices, updates, use_locking, name)
 
 
 def scatter_max(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
@@ -277,7 +216,7 @@ def scatter_max(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
         ...         print(sess.run(tf.scatter_max(v, [0, 1], [3, 3])))
         [3 5]
     """
-    return _scatter("ScatterMax", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterMax", ref, indices, updates, use_locking, name)
 
 
 def scatter_min(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
@@ -292,7 +231,7 @@ def scatter_min(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
         ...         print(sess.run(tf.scatter_min(v, [0, 1], [3, 3])))
         [1 3]
     """
-    return _scatter("ScatterMin", ref, indices, updates, use_locking, name)
+    return build_scatter("ScatterMin", ref, indices, updates, use_locking, name)
 
 
 def batch_scatter_update(

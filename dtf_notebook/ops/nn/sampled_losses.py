@@ -228,20 +228,8 @@ def nce_loss(
         ...     print(sess.run(loss).round(4))
         [1.3863]
     """
-    logits, labels = compute_sampled_logits(
-        weights=weights,
-        biases=biases,
-        labels=labels,
-        inputs=inputs,
-        num_sampled=num_sampled,
-        num_classes=num_classes,
-        num_true=num_true,
-        sampled_values=sampled_values,
-        subtract_log_q=True,
-        remove_accidental_hits=remove_accidental_hits,
-        partition_strategy=partition_strategy,
-        name=name,
-    )
+    problem = (weights, biases, labels, inputs, num_sampled, num_classes, num_true, sampled_values)
+    logits, labels = compute_sampled_logits(*problem, True, remove_accidental_hits, partition_strategy, name)
     sampled_losses = sigmoid_cross_entropy_with_logits(labels=labels, logits=logits, name="sampled_losses")
     return _sum_rows(sampled_losses)
 
@@ -277,20 +265,7 @@ def sampled_softmax_loss(
         ...     print(sess.run(loss).round(4))
         [1.0986]
     """
-    logits, labels = compute_sampled_logits(
-        weights=weights,
-        biases=biases,
-        labels=labels,
-        inputs=inputs,
-        num_sampled=num_sampled,
-        num_classes=num_classes,
-        num_true=num_true,
-        sampled_values=sampled_values,
-        subtract_log_q=True,
-        remove_accidental_hits=remove_accidental_hits,
-        partition_strategy=partition_strategy,
-        name=name,
-        seed=seed,
-    )
+    problem = (weights, biases, labels, inputs, num_sampled, num_classes, num_true, sampled_values)
+    logits, labels = compute_sampled_logits(*problem, True, remove_accidental_hits, partition_strategy, name, seed)
     labels = stop_gradient(labels, name="labels_stop_gradient")
     return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)

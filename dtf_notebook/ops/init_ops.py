@@ -45,6 +45,7 @@ __all__ = [
     "variance_scaling_initializer",
     "glorot_uniform_initializer",
     "glorot_normal_initializer",
+    "orthogonal_initializer",
 ]
 
 
@@ -428,6 +429,53 @@ class Identity(Initializer):
         return {"gain": self.gain, "dtype": self.dtype.name}
 
 
+class Orthogonal(Initializer):
+    """A random orthogonal matrix times ``gain`` (``tf.orthogonal_initializer``), as TF draws it: the Q of the QR
+    decomposition of a normal ``[rows, cols]`` matrix (``rows`` the product of all dims but the last; transposed
+    when there are fewer rows than columns), its columns' signs fixed by R's diagonal, reshaped to ``shape``.
+
+    Raises:
+        ValueError: ``shape`` has fewer than two dimensions, or ``dtype`` is not floating.
+
+    Example:
+        >>> import numpy as np
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     q = tf.orthogonal_initializer(seed=1)([3, 3])
+        ...     with tf.Session() as sess:
+        ...         value = sess.run(q)
+        >>> bool(np.allclose(value @ value.T, np.eye(3), atol=1e-5))
+        True
+    """
+
+    def __init__(self, gain: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32) -> None:
+        self.gain = gain
+        self.seed = seed
+        self.dtype = _assert_float_dtype(dtypes.as_dtype(dtype))
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
+        from dtf_notebook.ops import math_ops
+        from dtf_notebook.ops.array.array_extras import matrix_transpose
+        from dtf_notebook.ops.array.matrix_diag import diag_part
+        from dtf_notebook.ops.linalg.decompositions import qr
+
+        dims = _as_dims(shape)
+        if len(dims) < 2:
+            raise ValueError("The tensor to initialize must be at least two-dimensional")
+        num_rows = math.prod(dims[:-1])
+        num_cols = dims[-1]
+        flat_shape = (num_cols, num_rows) if num_rows < num_cols else (num_rows, num_cols)
+        a = random_ops.random_normal(flat_shape, dtype=self._dtype(dtype), seed=self.seed)
+        q, r = qr(a, full_matrices=False)
+        q *= math_ops.sign(diag_part(r))
+        if num_rows < num_cols:
+            q = matrix_transpose(q)
+        return self.gain * array_ops.reshape(q, dims)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
+
+
 zeros_initializer = Zeros
 ones_initializer = Ones
 constant_initializer = Constant
@@ -439,6 +487,7 @@ variance_scaling_initializer = VarianceScaling
 glorot_uniform_initializer = GlorotUniform
 glorot_normal_initializer = GlorotNormal
 identity_initializer = Identity
+orthogonal_initializer = Orthogonal
 
 
 def lecun_normal(seed: int | None = None) -> VarianceScaling:
@@ -494,6 +543,7 @@ INITIALIZERS: dict[str, Any] = {
     "glorot_uniform": GlorotUniform,
     "glorot_normal": GlorotNormal,
     "identity": Identity,
+    "orthogonal": Orthogonal,
     "lecun_normal": lecun_normal,
     "lecun_uniform": lecun_uniform,
     "he_normal": he_normal,

@@ -22,6 +22,7 @@ from dtf_notebook.ops.init_ops import (
     Identity,
     Initializer,
     Ones,
+    Orthogonal,
     VarianceScaling,
     Zeros,
     he_normal,
@@ -71,6 +72,7 @@ zeros = Zeros
 ones = Ones
 constant = Constant
 identity = Identity
+orthogonal = Orthogonal
 uniform = random_uniform = RandomUniform
 normal = random_normal = RandomNormal
 truncated_normal = TruncatedNormal
@@ -120,6 +122,7 @@ __all__ = [
     "Ones",
     "Constant",
     "Identity",
+    "Orthogonal",
     "RandomUniform",
     "RandomNormal",
     "TruncatedNormal",
@@ -130,6 +133,7 @@ __all__ = [
     "ones",
     "constant",
     "identity",
+    "orthogonal",
     "uniform",
     "random_uniform",
     "normal",

@@ -1,6 +1,6 @@
-"""``tf.layers`` convolutions: ``Conv1D``/``Conv2D``/``Conv3D``, ``SeparableConv2D``, ``Conv2DTranspose``,
-``Conv3DTranspose`` and their functional forms, with TF's variable names (``conv2d/kernel``, ``conv2d/bias``,
-``separable_conv2d/depthwise_kernel``, ...).
+"""``tf.layers`` convolutions: ``Conv1D``/``Conv2D``/``Conv3D``, ``SeparableConv1D``/``SeparableConv2D``,
+``Conv2DTranspose``, ``Conv3DTranspose`` and their functional forms, with TF's variable names (``conv2d/kernel``,
+``conv2d/bias``, ``separable_conv2d/depthwise_kernel``, ...).
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -34,12 +34,14 @@ __all__ = [
     "Conv1D",
     "Conv2D",
     "Conv3D",
+    "SeparableConv1D",
     "SeparableConv2D",
     "Conv2DTranspose",
     "Conv3DTranspose",
     "conv1d",
     "conv2d",
     "conv3d",
+    "separable_conv1d",
     "separable_conv2d",
     "conv2d_transpose",
     "conv3d_transpose",
@@ -227,24 +229,14 @@ class Conv3D(_Conv):
         super().__init__(3, filters, kernel_size, **kwargs)
 
 
-class SeparableConv2D(_Conv):
-    """Depthwise convolution (``depth_multiplier`` filters per input channel) then a 1x1 pointwise convolution.
-
-    Weights: ``depthwise_kernel`` ``kernel_size + (in, depth_multiplier)``, ``pointwise_kernel``
-    ``(1, 1, in * depth_multiplier, filters)`` and ``bias``.
-
-    Example:
-        >>> import dtf_notebook.compat.v1 as tf
-        >>> with tf.Graph().as_default():
-        ...     layer = tf.layers.SeparableConv2D(5, 3, depth_multiplier=2)
-        ...     y = layer(tf.zeros([1, 6, 6, 3]))
-        >>> y.shape.as_list(), [w.name for w in layer.weights]
-        ([1, 4, 4, 5], ['separable_conv2d/depthwise_kernel:0', 'separable_conv2d/pointwise_kernel:0', \
-'separable_conv2d/bias:0'])
-    """
+class _SeparableConv(_Conv):
+    """A depthwise convolution (``depth_multiplier`` filters per input channel), then a pointwise one, then the
+    bias: weights ``depthwise_kernel`` ``kernel_size + (in, depth_multiplier)``, ``pointwise_kernel``
+    ``(1,) * rank + (in * depth_multiplier, filters)`` and ``bias``."""
 
     def __init__(
         self,
+        rank: int,
         filters: int,
         kernel_size: Any,
         depth_multiplier: int = 1,
@@ -256,7 +248,7 @@ class SeparableConv2D(_Conv):
         pointwise_constraint: Any = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(2, filters, kernel_size, **kwargs)
+        super().__init__(rank, filters, kernel_size, **kwargs)
         self.depth_multiplier = int(depth_multiplier)
         self.depthwise_initializer = get_initializer(depthwise_initializer)
         self.pointwise_initializer = get_initializer(pointwise_initializer)
@@ -278,7 +270,7 @@ class SeparableConv2D(_Conv):
         )
         self.pointwise_kernel = self.add_weight(
             name="pointwise_kernel",
-            shape=(1, 1, channels * self.depth_multiplier, self.filters),
+            shape=(*(1,) * self.rank, channels * self.depth_multiplier, self.filters),
             initializer=self.pointwise_initializer,
             regularizer=self.pointwise_regularizer,
             constraint=self.pointwise_constraint,
@@ -286,21 +278,78 @@ class SeparableConv2D(_Conv):
             dtype=self.dtype,
         )
         self._add_bias()
-        self.input_spec = InputSpec(ndim=4, axes={self._channel_axis: channels})
+        self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis: channels})
         self.built = True
 
-    def _convolve(self, inputs: Tensor) -> Tensor:
+    def _separable(self, inputs: Tensor, depthwise: Tensor, pointwise: Tensor, strides: Any, rate: Any) -> Tensor:
         fmt = tf_data_format(self.data_format, 4)
-        strides = (1, 1, *self.strides) if fmt == "NCHW" else (1, *self.strides, 1)
+        strides = (1, 1, *strides) if fmt == "NCHW" else (1, *strides, 1)
+        padding = "VALID" if self.padding == "causal" else self.padding.upper()
         return nn_ops.separable_conv2d(
-            inputs,
-            self.depthwise_kernel,
-            self.pointwise_kernel,
-            strides=list(strides),
-            padding=self.padding.upper(),
-            rate=list(self.dilation_rate),
-            data_format=fmt,
+            inputs, depthwise, pointwise, strides=list(strides), padding=padding, rate=list(rate), data_format=fmt
         )
+
+
+class SeparableConv1D(_SeparableConv):
+    """Depthwise 1-D convolution (``depth_multiplier`` filters per input channel) then a pointwise one, built as TF
+    builds it: on the input expanded to a one-row image, the bias added before the row is squeezed away.
+
+    Weights: ``depthwise_kernel`` ``(kernel_size, in, depth_multiplier)``, ``pointwise_kernel``
+    ``(1, in * depth_multiplier, filters)`` and ``bias``; ``padding`` may also be ``"causal"``.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     layer = tf.layers.SeparableConv1D(5, 3, depth_multiplier=2)
+        ...     y = layer(tf.zeros([1, 6, 3]))
+        >>> y.shape.as_list(), [w.shape.as_list() for w in layer.weights]
+        ([1, 4, 5], [[3, 3, 2], [1, 6, 5], [5]])
+    """
+
+    def __init__(self, filters: int, kernel_size: Any, **kwargs: Any) -> None:
+        super().__init__(1, filters, kernel_size, **kwargs)
+
+    def call(self, inputs: Tensor) -> Tensor:
+        input_shape = inputs.shape
+        channels_last = self.data_format == "channels_last"
+        if self.padding == "causal":
+            left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+            inputs = array_ops.pad(
+                inputs, [[0, 0], [left, 0], [0, 0]] if channels_last else [[0, 0], [0, 0], [left, 0]]
+            )
+        spatial_start = 1 if channels_last else 2
+        inputs = array_ops.expand_dims(inputs, spatial_start)
+        depthwise = array_ops.expand_dims(self.depthwise_kernel, 0)
+        pointwise = array_ops.expand_dims(self.pointwise_kernel, 0)
+        outputs = self._separable(inputs, depthwise, pointwise, self.strides * 2, (1, *self.dilation_rate))
+        if self.use_bias:
+            outputs = nn_ops.bias_add(outputs, self.bias, data_format="NHWC" if channels_last else "NCHW")
+        outputs = array_ops.squeeze(outputs, [spatial_start])
+        outputs.set_shape(self.compute_output_shape(input_shape))
+        return self.activation(outputs) if self.activation is not None else outputs
+
+
+class SeparableConv2D(_SeparableConv):
+    """Depthwise convolution (``depth_multiplier`` filters per input channel) then a 1x1 pointwise convolution.
+
+    Weights: ``depthwise_kernel`` ``kernel_size + (in, depth_multiplier)``, ``pointwise_kernel``
+    ``(1, 1, in * depth_multiplier, filters)`` and ``bias``.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     layer = tf.layers.SeparableConv2D(5, 3, depth_multiplier=2)
+        ...     y = layer(tf.zeros([1, 6, 6, 3]))
+        >>> y.shape.as_list(), [w.name for w in layer.weights]
+        ([1, 4, 4, 5], ['separable_conv2d/depthwise_kernel:0', 'separable_conv2d/pointwise_kernel:0', \
+'separable_conv2d/bias:0'])
+    """
+
+    def __init__(self, filters: int, kernel_size: Any, **kwargs: Any) -> None:
+        super().__init__(2, filters, kernel_size, **kwargs)
+
+    def _convolve(self, inputs: Tensor) -> Tensor:
+        return self._separable(inputs, self.depthwise_kernel, self.pointwise_kernel, self.strides, self.dilation_rate)
 
 
 class _ConvTranspose(_Conv):
@@ -453,6 +502,18 @@ conv3d = _functional(
         >>> with tf.Graph().as_default():
         ...     tf.layers.conv3d(tf.zeros([1, 4, 4, 4, 2]), 3, 3, padding="same").shape.as_list()
         [1, 4, 4, 4, 3]
+    """,
+)
+separable_conv1d = _functional(
+    SeparableConv1D,
+    "separable_conv1d",
+    """Functional :class:`SeparableConv1D`.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     tf.layers.separable_conv1d(tf.zeros([1, 6, 2]), 3, 3, padding="same").shape.as_list()
+        [1, 6, 3]
     """,
 )
 separable_conv2d = _functional(

@@ -75,6 +75,7 @@ def test_conv_and_pool_layers(tf1, tf_layers, padding, data_format):
             outs += [
                 layers.conv2d(b, 2, 3, dilation_rate=2, **kw),
                 layers.separable_conv2d(b, 5, 3, depth_multiplier=2, **kw),
+                layers.separable_conv1d(a, 4, 2, strides=2, depth_multiplier=3, activation=m.nn.relu, **kw),
                 layers.conv2d_transpose(b, 3, 3, strides=2, **kw),
                 layers.conv3d_transpose(c, 2, 2, strides=(1, 2, 2), **kw),
             ]
@@ -86,7 +87,11 @@ def test_conv_and_pool_layers(tf1, tf_layers, padding, data_format):
 
 def test_causal_conv1d(tf1, tf_layers):
     def build(m, layers, a):
-        return layers.conv1d(a, 2, 3, padding="causal", dilation_rate=2)
+        return [
+            layers.conv1d(a, 2, 3, padding="causal", dilation_rate=2),
+            layers.separable_conv1d(a, 2, 3, padding="causal", dilation_rate=2, name="sep"),
+            layers.SeparableConv1D(3, 2, use_bias=False)(a),
+        ]
 
     expected, got = run_both(tf1, tf_layers, build, [_rand(2, 9, 3, seed=6)])
     assert_same(expected, got, rtol=1e-4, atol=1e-4)

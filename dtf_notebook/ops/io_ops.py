@@ -48,10 +48,10 @@ from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar
+from dtf_notebook.ops.checkpoint_open import open_checkpoint
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.runtime import checkpoint_files
 from dtf_notebook.runtime import checkpoint_format as fmt
-from dtf_notebook.runtime.checkpoint_reader import CheckpointReader
 
 __all__ = ["save_shard", "merge_checkpoint_shards", "restore_slices"]
 
@@ -322,7 +322,7 @@ def _restore_infer(op: Any) -> list:
     return [(d, TensorShape(s)) for d, s in zip(op.get_attr("dtypes"), op.get_attr("shapes"))]
 
 
-def _checked_value(reader: CheckpointReader, name: str, spec: str, dtype: Any, shape: Any, reshape: bool) -> Any:
+def _checked_value(reader: Any, name: str, spec: str, dtype: Any, shape: Any, reshape: bool) -> Any:
     stored = reader.dtype(name)
     if stored is not dtype:
         raise errors.InvalidArgumentError(
@@ -356,7 +356,7 @@ def _restore_kernel(op: Any, ctx: Any):
     files = ctx.state.files
 
     def run(prefix: Any) -> Any:
-        reader = CheckpointReader(_as_str(prefix), files)
+        reader = open_checkpoint(_as_str(prefix), files)
         out = [_checked_value(reader, name, spec, dtype, shape, reshape) for name, spec, dtype, shape in wanted]
         return out[0] if len(out) == 1 else tuple(out)
 

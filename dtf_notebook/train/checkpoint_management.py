@@ -11,7 +11,7 @@ A checkpoint directory holds a text file ``checkpoint`` in TF's ``CheckpointStat
 
 It is rewritten atomically (temporary file, then a rename) after a checkpoint's index is in place,
 so ``latest_checkpoint`` only ever names complete checkpoints. Directories may be local paths or
-fsspec URLs; a checkpoint exists when its index file (``<prefix>.index.json``) does.
+fsspec URLs; a checkpoint exists when its index file (``<prefix>.index.json``, or TF's ``<prefix>.index``) does.
 
 Example:
     >>> update_checkpoint_state("memory://doc/mgmt", "memory://doc/mgmt/model-1")
@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dtf_notebook import errors
+from dtf_notebook.ops.checkpoint_open import checkpoint_index_exists
 from dtf_notebook.runtime import checkpoint_files
 from dtf_notebook.runtime import checkpoint_format as fmt
 
@@ -306,13 +307,14 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None
 
 
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
-    """True when a complete checkpoint (its index file) exists under ``checkpoint_prefix``.
+    """True when a complete checkpoint (its index file) exists under ``checkpoint_prefix``: this package's
+    (``<prefix>.index.json``) or one written by real TF (``<prefix>.index``).
 
     Example:
         >>> checkpoint_exists("memory://doc/none/model")
         False
     """
-    return checkpoint_files.exists(fmt.index_filename(os.fspath(checkpoint_prefix)))
+    return checkpoint_index_exists(os.fspath(checkpoint_prefix))
 
 
 def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:

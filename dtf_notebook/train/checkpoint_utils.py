@@ -23,8 +23,8 @@ import os
 from typing import Any
 
 from dtf_notebook.framework import dtypes
+from dtf_notebook.ops.checkpoint_open import open_checkpoint
 from dtf_notebook.runtime import checkpoint_files, values
-from dtf_notebook.runtime.checkpoint_reader import CheckpointReader
 from dtf_notebook.train.checkpoint_management import latest_checkpoint
 
 __all__ = ["NewCheckpointReader", "checkpoint_prefix", "list_variables", "load_checkpoint", "load_variable"]
@@ -40,7 +40,7 @@ class CheckpointReaderNumpy:
     """
 
     def __init__(self, prefix: str) -> None:
-        self._reader = CheckpointReader(prefix)
+        self._reader = open_checkpoint(prefix)
 
     def has_tensor(self, name: str) -> bool:
         """True when the checkpoint holds a tensor saved as ``name``."""

@@ -44,6 +44,7 @@ from dtf_notebook.ops import (  # noqa: F401 - training_ops: registers the fused
     variable_scope,
 )
 from dtf_notebook.ops.constant_op import constant
+from dtf_notebook.ops.partitioned_variables import _SaveSliceInfo
 from dtf_notebook.ops.variables import Variable, trainable_variables
 from dtf_notebook.train.loss_tracking import record_minimized_loss
 
@@ -617,4 +618,20 @@ def _create_slot(
             with graph.name_scope("Initializer"):
                 value = initial_value()
             validate_shape = value.shape.is_fully_defined()
-            return Variable(value, trainable=False, name=scope_name + "/", validate_shape=validate_shape)
+            slot = Variable(value, trainable=False, name=scope_name + "/", validate_shape=validate_shape)
+    _share_slice_info(var, slot)
+    return slot
+
+
+def _share_slice_info(primary: Variable | Tensor, slot: Variable) -> None:
+    """A slot of a part of a partitioned variable is saved as a part of ``<full name>/<slot name>`` (TF's rule), so
+    checkpoints hold ``table/Adam`` whole, as TF's do, rather than one ``table/part_N/Adam`` per part."""
+    info = getattr(primary, "_save_slice_info", None)
+    rank = slot.shape.ndims
+    if info is None or rank == 0:
+        return
+    real_slot_name = slot.op.name[len(primary.op.name) + 1 :]
+    rank = len(info.full_shape) if rank is None else rank
+    slot._save_slice_info = _SaveSliceInfo(
+        f"{info.full_name}/{real_slot_name}", info.full_shape[:rank], info.var_offset[:rank], info.var_shape[:rank]
+    )

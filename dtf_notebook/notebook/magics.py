@@ -42,6 +42,7 @@ import errno
 import keyword
 import os
 import re
+import shlex
 import socket
 import sys
 import time
@@ -66,6 +67,7 @@ from dtf_notebook.notebook.local_cluster import (
     unlocked_message,
 )
 from dtf_notebook.notebook.task_logs import LogFollower, LogStream, follow
+from dtf_notebook.notebook.task_programs import TaskPrograms, launch_per_task
 from dtf_notebook.notebook.widget_fallback import text_table, widgets_available
 
 __all__ = ["ClusterMagics", "parse_task"]
@@ -240,6 +242,19 @@ def _logs_args() -> None:
     """Print a task's output (of its latest start)."""
 
 
+@magic_arguments("dtf_cluster run")
+@argument("program", metavar="PROGRAM.py", help="the program every task runs; its own arguments go after ' -- '")
+@argument("--chief", type=int, default=1, metavar="N", help="chief tasks (default 1; 0 with --master)")
+@argument("--master", type=int, default=0, metavar="N", help="master tasks (contrib.learn's chief)")
+@argument("--workers", type=int, default=1, metavar="N", help="worker tasks (default 1)")
+@argument("--ps", type=int, default=1, metavar="N", help="ps tasks (default 1)")
+@argument("--evaluator", action="store_true", help="also an evaluator task")
+@argument("--environment", default=None, metavar="ENV", help="TF_CONFIG's environment (cloud: for Experiments)")
+@argument("--timeout", type=float, default=None, metavar="S", help="stop every task after S seconds")
+def _run_args() -> None:
+    """Run a program once per task with TF_CONFIG (train_and_evaluate, learn_runner) to its end."""
+
+
 @magic_arguments("dtf_cluster help")
 @argument("command", nargs="?", help="a sub-command")
 def _help_args() -> None:
@@ -256,6 +271,7 @@ _PARSERS = {
     "list": _list_args,
     "spec": _spec_args,
     "logs": _logs_args,
+    "run": _run_args,
     "help": _help_args,
 }
 # What %dtf_cluster? shows: one line per command; each command's options are one `%dtf_cluster help COMMAND` away.
@@ -294,7 +310,13 @@ class ClusterMagics(Magics):
         parser = _PARSERS.get(command)
         if parser is None:
             raise UsageError(f"No %dtf_cluster command {command!r}; the commands are {', '.join(_PARSERS)}")
+        program_args: list[str] = []
+        if command == "run" and " -- " in f" {rest} ":
+            rest, _, tail = f" {rest} ".partition(" -- ")
+            program_args = shlex.split(tail)
         args = parse_argstring(parser, rest)
+        if command == "run":
+            args.program_args = program_args
         return getattr(self, f"_{command}")(args)
 
     dtf_cluster.__doc__ = _HELP
@@ -510,6 +532,25 @@ class ClusterMagics(Magics):
             print(text if text else f"(task {job}:{task} has written nothing)", end="" if text else "\n")
             return
         follow(follower, lambda: cluster_alive(cluster), text, f"{job}:{task}")
+
+    def _run(self, args: Any) -> TaskPrograms:
+        jobs = {"chief": args.chief, "master": args.master, "worker": args.workers, "ps": args.ps}
+        jobs = {job: count for job, count in jobs.items() if count > 0}
+        if args.evaluator:
+            jobs["evaluator"] = 1
+        if not os.path.isfile(args.program):
+            raise UsageError(f"No program file {args.program!r}")
+        run = launch_per_task(args.program, jobs, args.program_args, environment=args.environment)
+        print(f"Started {', '.join(t.name for t in run.tasks)} of {args.program}; logs in {run.log_dir}")
+        try:
+            run.wait(args.timeout)
+        except TimeoutError as e:
+            print(e)
+        except KeyboardInterrupt:
+            run.stop()
+            print("Interrupted: every task was stopped.")
+        print(run.summary())
+        return run
 
     def _help(self, args: Any) -> None:
         if args.command is None:

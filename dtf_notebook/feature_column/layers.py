@@ -36,8 +36,8 @@ from dtf_notebook.ops.init_ops import zeros_initializer
 from dtf_notebook.ops.math.matmul import matmul
 from dtf_notebook.ops.math.sums import add_n
 from dtf_notebook.ops.nn.bias_add import bias_add
-from dtf_notebook.ops.partitioned_variables import PartitionedVariable
 from dtf_notebook.ops.nn.embedding_safe import safe_embedding_lookup_sparse
+from dtf_notebook.ops.partitioned_variables import PartitionedVariable
 from dtf_notebook.ops.pure_variable_scope import get_variable_scope
 from dtf_notebook.ops.sparse.structure import sparse_reshape
 from dtf_notebook.ops.variable_scope import get_variable, variable_scope

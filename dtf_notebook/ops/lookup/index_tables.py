@@ -49,7 +49,8 @@ class IdTableWithHashBuckets:
             raise ValueError(f"oov_buckets must be > 0 if no table is supplied, got {num_oov_buckets}")
         self._table = table
         self._num_oov_buckets = num_oov_buckets
-        self.key_dtype = dtypes.as_dtype(key_dtype) if key_dtype is not None else getattr(table, "key_dtype", dtypes.string)
+        default = getattr(table, "key_dtype", dtypes.string)
+        self.key_dtype = dtypes.as_dtype(key_dtype) if key_dtype is not None else default
         self.value_dtype = dtypes.int64
         self._name = name or (table.name if table is not None else "hash_bucket")
 

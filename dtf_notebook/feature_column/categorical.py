@@ -61,6 +61,16 @@ def _sparse_input(inputs: LazyBuilder, key: str, dtype: Any) -> SparseTensor:
     return tensor
 
 
+def _vocabulary_ids(inputs: LazyBuilder, key: str, dtype: Any, make_table: Any) -> SparseTensor:
+    """The ids of a vocabulary column: its sparse input (integers as int64) looked up in ``make_table(key_dtype)``."""
+    tensor = _sparse_input(inputs, key, dtype)
+    key_dtype = dtype
+    if tensor.dtype.is_integer:
+        key_dtype = dtypes.int64
+        tensor = SparseTensor(tensor.indices, cast(tensor.values, dtypes.int64), tensor.dense_shape)
+    return make_table(key_dtype).lookup(tensor)
+
+
 class _HashedCategoricalColumn(
     CategoricalColumn, collections.namedtuple("_HashedCategoricalColumn", ["key", "hash_bucket_size", "dtype"])
 ):
@@ -122,19 +132,18 @@ class _VocabularyListCategoricalColumn(
         return {self.key: VarLenFeature(self.dtype)}
 
     def _transform_feature(self, inputs: LazyBuilder) -> SparseTensor:
-        tensor = _sparse_input(inputs, self.key, self.dtype)
-        key_dtype = self.dtype
-        if tensor.dtype.is_integer:
-            key_dtype = dtypes.int64
-            tensor = SparseTensor(tensor.indices, cast(tensor.values, dtypes.int64), tensor.dense_shape)
-        table = index_table_from_tensor(
-            vocabulary_list=tuple(self.vocabulary_list),
-            default_value=self.default_value,
-            num_oov_buckets=self.num_oov_buckets,
-            dtype=key_dtype,
-            name=f"{self.key}_lookup",
+        return _vocabulary_ids(
+            inputs,
+            self.key,
+            self.dtype,
+            lambda key_dtype: index_table_from_tensor(
+                vocabulary_list=tuple(self.vocabulary_list),
+                default_value=self.default_value,
+                num_oov_buckets=self.num_oov_buckets,
+                dtype=key_dtype,
+                name=f"{self.key}_lookup",
+            ),
         )
-        return table.lookup(tensor)
 
     @property
     def _num_buckets(self) -> int:
@@ -194,20 +203,19 @@ class _VocabularyFileCategoricalColumn(
         return {self.key: VarLenFeature(self.dtype)}
 
     def _transform_feature(self, inputs: LazyBuilder) -> SparseTensor:
-        tensor = _sparse_input(inputs, self.key, self.dtype)
-        key_dtype = self.dtype
-        if tensor.dtype.is_integer:
-            key_dtype = dtypes.int64
-            tensor = SparseTensor(tensor.indices, cast(tensor.values, dtypes.int64), tensor.dense_shape)
-        table = index_table_from_file(
-            vocabulary_file=self.vocabulary_file,
-            num_oov_buckets=self.num_oov_buckets,
-            vocab_size=self.vocabulary_size,
-            default_value=-1 if self.default_value is None else self.default_value,
-            key_dtype=key_dtype,
-            name=f"{self.key}_lookup",
+        return _vocabulary_ids(
+            inputs,
+            self.key,
+            self.dtype,
+            lambda key_dtype: index_table_from_file(
+                vocabulary_file=self.vocabulary_file,
+                num_oov_buckets=self.num_oov_buckets,
+                vocab_size=self.vocabulary_size,
+                default_value=-1 if self.default_value is None else self.default_value,
+                key_dtype=key_dtype,
+                name=f"{self.key}_lookup",
+            ),
         )
-        return table.lookup(tensor)
 
     @property
     def _num_buckets(self) -> int:

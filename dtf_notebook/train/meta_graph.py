@@ -42,6 +42,7 @@ from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops.variables import Variable
 from dtf_notebook.runtime import checkpoint_files
+from dtf_notebook.train.saver_builder import saver_def_to_dict
 
 __all__ = ["export_meta_graph", "import_meta_graph", "read_meta_graph_file"]
 
@@ -335,7 +336,7 @@ def export_meta_graph(
     filename: str | None = None,
     meta_info_def: dict[str, Any] | None = None,
     graph_def: dict[str, Any] | None = None,
-    saver_def: dict[str, Any] | None = None,
+    saver_def: Any = None,
     collection_list: Sequence[str] | None = None,
     as_text: bool = False,
     graph: Graph | None = None,
@@ -354,7 +355,7 @@ def export_meta_graph(
         meta_info_def: Entries for ``meta_info_def`` (``tags``, ``meta_graph_version``, ...), beside the
             ``stripped_op_list`` computed here.
         graph_def: A graph as ``Graph.as_graph_def()`` gives it, written instead of ``graph``'s.
-        saver_def: The saver's description to include.
+        saver_def: The saver's description to include: a ``SaverDef`` (ours or TF's) or its dict form.
         collection_list: Collection keys to include (default: all).
         as_text: TF's switch between a binary and a text proto; the JSON file is text either way.
         graph: The graph (default: the default graph).
@@ -387,7 +388,7 @@ def export_meta_graph(
     meta = {
         "meta_info_def": {},
         "graph_def": _graph_def_json(graph_def or graph.as_graph_def(), clear_devices),
-        "saver_def": dict(saver_def or {}),
+        "saver_def": saver_def_to_dict(saver_def) if hasattr(saver_def, "DESCRIPTOR") else dict(saver_def or {}),
         "collection_def": _collections(graph, collection_list),
     }
     if export_scope:

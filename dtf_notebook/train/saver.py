@@ -34,7 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import numbers
@@ -55,7 +54,7 @@ from dtf_notebook.train.checkpoint_management import (
     latest_checkpoint,
 )
 from dtf_notebook.train.meta_graph import export_meta_graph
-from dtf_notebook.train.saver_builder import BulkSaverBuilder, SaverDef
+from dtf_notebook.train.saver_builder import BulkSaverBuilder, SaverDef, saver_def_to_dict, saver_def_with
 
 __all__ = ["Saver", "SaverDef", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint"]
 
@@ -187,7 +186,7 @@ class Saver:
             self._is_empty = False
             if self._name:
                 # A saver_def imported under a name scope: its names move into that scope (TF's rule).
-                self.saver_def = dataclasses.replace(
+                self.saver_def = saver_def_with(
                     self.saver_def,
                     filename_tensor_name=f"{self._name}/{self.saver_def.filename_tensor_name}",
                     save_tensor_name=f"{self._name}/{self.saver_def.save_tensor_name}",
@@ -217,7 +216,7 @@ class Saver:
         names = (self.saver_def.filename_tensor_name, self.saver_def.save_tensor_name, self.saver_def.restore_op_name)
         if not all(n.startswith(scope) for n in names):
             return None
-        return dataclasses.replace(
+        return saver_def_with(
             self.saver_def,
             filename_tensor_name=names[0][len(scope) :],
             save_tensor_name=names[1][len(scope) :],
@@ -377,7 +376,7 @@ class Saver:
         ``as_text`` is TF's switch between binary and text protos; the JSON file is text either way.
         See :mod:`dtf_notebook.train.meta_graph` for the layout.
         """
-        saver_def = self.saver_def.to_dict() if self.saver_def is not None else None
+        saver_def = saver_def_to_dict(self.saver_def) if self.saver_def is not None else None
         return export_meta_graph(
             filename, saver_def=saver_def, collection_list=collection_list, graph=graph, clear_devices=clear_devices
         )

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from dtf_notebook.framework import device_spec, dtypes
@@ -33,35 +32,35 @@ from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops import identity_ops, io_ops
 from dtf_notebook.ops.constant_op import constant
+from dtf_notebook.protos.graph_pb import SaverDef
 from dtf_notebook.runtime import checkpoint_format as fmt
 from dtf_notebook.train.saveable_object import SaveableObject, VariableSaveable, saveables_from_var_list
 
 __all__ = ["BulkSaverBuilder", "SaverDef"]
 
 
-@dataclass
-class SaverDef:
-    """What a Saver built (TF's ``SaverDef``): its tensor/op names and its policy.
+def saver_def_to_dict(saver_def: Any) -> dict[str, Any]:
+    """A ``SaverDef`` message (ours or TF's) as plain data, every field present (the meta graph file's form).
 
     Example:
-        >>> SaverDef("save/Const:0", "save/control_dependency:0", "save/restore_all").version
+        >>> saver_def_to_dict(SaverDef(restore_op_name="save/restore_all", version=SaverDef.V2))["version"]
         2
     """
+    return {f.name: getattr(saver_def, f.name) for f in SaverDef.DESCRIPTOR.fields}
 
-    filename_tensor_name: str = ""
-    save_tensor_name: str = ""
-    restore_op_name: str = ""
-    max_to_keep: int = 5
-    sharded: bool = False
-    keep_checkpoint_every_n_hours: float = 10000.0
-    version: int = 2
 
-    V1 = 1
-    V2 = 2
+def saver_def_with(saver_def: Any, **fields: Any) -> SaverDef:
+    """A copy of a ``SaverDef`` message with ``fields`` replaced.
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data (for the meta graph file)."""
-        return asdict(self)
+    Example:
+        >>> saver_def_with(SaverDef(restore_op_name="save/restore_all"), max_to_keep=2).max_to_keep
+        2
+    """
+    copy = SaverDef()
+    copy.MergeFromString(saver_def.SerializeToString())
+    for name, value in fields.items():
+        setattr(copy, name, value)
+    return copy
 
 
 def _set_cpu0(device: str) -> str:
@@ -209,9 +208,9 @@ class BulkSaverBuilder:
             else:
                 restore_op = self.restore_ops(filename_tensor, all_saveables, [], "restore_all", reshape)
         return SaverDef(
-            filename_tensor.name,
-            save_tensor.name,
-            restore_op.name,
+            filename_tensor_name=filename_tensor.name,
+            save_tensor_name=save_tensor.name,
+            restore_op_name=restore_op.name,
             max_to_keep=max_to_keep or 0,
             sharded=sharded,
             keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,

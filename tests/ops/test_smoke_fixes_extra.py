@@ -157,7 +157,7 @@ def test_export_meta_graph_info_debug_and_extra_savers(tmp_path):
         meta = tf.train.export_meta_graph(
             path,
             meta_info_def={"tags": ["serve"]},
-            saver_def=keep.saver_def.to_dict(),
+            saver_def=keep.saver_def,
             clear_extraneous_savers=True,
             save_debug_info=True,
         )

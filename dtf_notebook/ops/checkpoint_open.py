@@ -45,6 +45,7 @@ class TFBundleCheckpoint:
         DataLossError: a file is not what TF writes, or a checksum does not match.
 
     Example:
+        >>> import numpy as np
         >>> from dtf_notebook.lib.io import tensor_bundle
         >>> tensor_bundle.write_tensor_bundle("memory://doc/tfb/m", {"n": np.int64(7)}, checkpoint_files.write_atomic)
         >>> TFBundleCheckpoint("memory://doc/tfb/m").dtype("n")

@@ -3,8 +3,11 @@
 
 ``tf.real``, ``tf.imag``, ``tf.conj`` and ``tf.angle`` use these ops for complex inputs (and stay identities or
 constants for real ones). Gradients follow TF's (and torch's) convention: the gradient of a real loss w.r.t. a complex
-tensor ``z`` is ``dL/d re(z) + i dL/d im(z)``. Other math on complex tensors (``tf.add``, ``tf.matmul``, ...) is not
-offered here yet: the math ops' builders accept real types only; the FFTs (``ops/spectral_ops.py``) are.
+tensor ``z`` is ``dL/d re(z) + i dL/d im(z)``. The math ops take complex tensors for ``add``, ``subtract``,
+``multiply``, ``negative``, ``matmul`` (``adjoint_*`` conjugating), ``reduce_sum``, ``equal``/``not_equal``, ``abs``
+(``ComplexAbs``) and ``transpose(conjugate=True)``, with TF's conjugated gradients, and the FFTs
+(``ops/spectral_ops.py``); the rest (``exp``, ``divide``, ``reduce_mean``, ``linalg.inv``, ...) refuse complex
+tensors with a TypeError when built.
 
 Example:
     >>> import dtf_notebook as tf

@@ -31,7 +31,8 @@ from dtf_notebook.ops.op_helpers import make_op
 
 
 def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool = False) -> Tensor:
-    """Permutes the dimensions of ``a``; ``perm=None`` reverses them.
+    """Permutes the dimensions of ``a``; ``perm=None`` reverses them; ``conjugate`` also conjugates a complex ``a``
+    (a ``Conj`` before the ``Transpose``, where TF has one ``ConjugateTranspose``; real tensors ignore it).
 
     Example:
         >>> import dtf_notebook as tf
@@ -42,6 +43,10 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
     """
     with op_scope(name, "transpose", [a, perm]) as scope:
         x = convert_to_tensor(a, name="a")
+        if conjugate and x.dtype.is_complex:
+            from dtf_notebook.ops.complex_ops import conjugate as conj  # complex ops build on the array ops
+
+            x = conj(x)
         if perm is None:
             if x.shape.ndims is not None:
                 p = constant(np.arange(x.shape.ndims - 1, -1, -1, dtype=np.int32), name="perm")

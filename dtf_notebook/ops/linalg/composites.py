@@ -69,7 +69,7 @@ def adjoint(matrix: Any, name: str | None = None) -> Tensor:
          [2]]
     """
     with name_scope(name, "adjoint", [matrix]):
-        return matrix_transpose(convert_to_tensor(matrix, name="matrix"))
+        return matrix_transpose(convert_to_tensor(matrix, name="matrix"), conjugate=True)
 
 
 def matvec(

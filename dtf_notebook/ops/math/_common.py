@@ -32,6 +32,7 @@ INT = SIGNED_INT + (dtypes.uint8,)
 REAL = FLOAT + INT
 SIGNED = FLOAT + SIGNED_INT
 ANY = REAL + (dtypes.bool, dtypes.string)
+COMPLEX = (dtypes.complex64, dtypes.complex128)
 INDEX = (dtypes.int32, dtypes.int64)
 
 

@@ -28,6 +28,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import (
+    COMPLEX,
     FLOAT,
     REAL,
     array_ops,
@@ -104,10 +105,27 @@ def _sub_grad(op: Operation, grad: Any) -> list[Any]:
     return unbroadcast_pair(op, grad, negative(grad))
 
 
+def conj_if_complex(x: Tensor) -> Tensor:
+    """The complex conjugate (a real tensor itself, no op), as TF's gradients of complex products take it.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     x = tf.constant([1.0])
+        ...     conj_if_complex(x) is x, conj_if_complex(tf.constant([1j], tf.complex64)).op.type
+        (True, 'Conj')
+    """
+    if not x.dtype.is_complex:
+        return x
+    from dtf_notebook.ops.complex_ops import conjugate  # complex_ops builds on this module
+
+    return conjugate(x)
+
+
 def _mul_grad(op: Operation, grad: Any) -> list[Any]:
     grad = dense(grad)
     x, y = op.inputs
-    return unbroadcast_pair(op, multiply(grad, y), multiply(x, grad))
+    return unbroadcast_pair(op, multiply(grad, conj_if_complex(y)), multiply(conj_if_complex(x), grad))
 
 
 def _realdiv_grad(op: Operation, grad: Any) -> list[Any]:
@@ -196,14 +214,14 @@ def _arithmetic(
     return table_builder(build, fn_name, summary, example, prints, raises)
 
 
-_ADDABLE = REAL + (dtypes.string,)
+_ADDABLE = REAL + COMPLEX + (dtypes.string,)
 
 # Builders: name, op type, dtypes accepted, summary, example arguments and what they print[, run-time error, scope].
 add = _arithmetic(
     "add", "Add", _ADDABLE, "``x + y``; strings are concatenated.", "[[1], [2]], [10, 20]", "[[11 21]\n [12 22]]"
 )
-subtract = _arithmetic("subtract", "Sub", REAL, "``x - y`` elementwise.", "[5.0, 7.0], 2.0", "[3. 5.]")
-multiply = _arithmetic("multiply", "Mul", REAL, "``x * y`` elementwise.", "[1, 2, 3], 3", "[3 6 9]")
+subtract = _arithmetic("subtract", "Sub", REAL + COMPLEX, "``x - y`` elementwise.", "[5.0, 7.0], 2.0", "[3. 5.]")
+multiply = _arithmetic("multiply", "Mul", REAL + COMPLEX, "``x * y`` elementwise.", "[1, 2, 3], 3", "[3 6 9]")
 realdiv = _arithmetic(
     "realdiv", "RealDiv", FLOAT, "``x / y`` for floats (no integer casting).", "[1.0, 3.0], 2.0", "[0.5 1.5]"
 )

@@ -24,7 +24,15 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.ops.math._common import ANY, REAL, binary_op, is_tensor_like, operand_dtype_error, table_builder
+from dtf_notebook.ops.math._common import (
+    ANY,
+    COMPLEX,
+    REAL,
+    binary_op,
+    is_tensor_like,
+    operand_dtype_error,
+    table_builder,
+)
 from dtf_notebook.ops.op_helpers import broadcast_compare, make_op, same_as_input
 
 
@@ -59,8 +67,9 @@ def _comparison(fn_name: str, op_type: str, allowed: Sequence[dtypes.DType], sum
 
 
 # Builders: name, op type, dtypes accepted, summary, and what the example (``[1, 2, 3]`` against 2) prints.
-equal = _comparison("equal", "Equal", ANY, "``x == y`` elementwise (any dtype, strings too).", "[False  True False]")
-not_equal = _comparison("not_equal", "NotEqual", ANY, "``x != y`` elementwise (any dtype).", "[ True False  True]")
+_EQ = ANY + COMPLEX
+equal = _comparison("equal", "Equal", _EQ, "``x == y`` elementwise (any dtype, strings too).", "[False  True False]")
+not_equal = _comparison("not_equal", "NotEqual", _EQ, "``x != y`` elementwise (any dtype).", "[ True False  True]")
 less = _comparison("less", "Less", REAL, "``x < y`` elementwise.", "[ True False False]")
 less_equal = _comparison("less_equal", "LessEqual", REAL, "``x <= y`` elementwise.", "[ True  True False]")
 greater = _comparison("greater", "Greater", REAL, "``x > y`` elementwise.", "[False False  True]")

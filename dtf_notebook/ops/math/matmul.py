@@ -20,11 +20,11 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, broadcast_shapes, unknown_shape
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.ops.math._common import FLOAT, dense, fmt_shape
+from dtf_notebook.ops.math._common import COMPLEX, FLOAT, dense, fmt_shape
 from dtf_notebook.ops.math.broadcast import unbroadcast
 from dtf_notebook.ops.op_helpers import binary_operands, check_dtype, make_op
 
-_MATMUL = FLOAT + (dtypes.int32, dtypes.int64)
+_MATMUL = FLOAT + (dtypes.int32, dtypes.int64) + COMPLEX
 # The attrs that say whether each operand is transposed, by op type.
 _TRANSPOSE_ATTRS = {"MatMul": ("transpose_a", "transpose_b"), "BatchMatMulV2": ("adj_x", "adj_y")}
 
@@ -115,7 +115,9 @@ def _matmul_op(op_type: str, a: Tensor, b: Tensor, ta: bool, tb: bool, name: str
 
 def _matmul_grads(op: Operation, grad: Any) -> tuple[Tensor, Tensor]:
     """The products giving the gradients of both operands (before undoing any batch broadcasting)."""
-    x, y = op.inputs
+    from dtf_notebook.ops.math.binary import conj_if_complex
+
+    x, y = (conj_if_complex(t) for t in op.inputs)  # TF's gradients of complex products use the conjugates
     grad = dense(grad)
     mm = lambda a, b, ta, tb: _matmul_op(op.type, a, b, ta, tb)
     tx, ty = (op.get_attr(attr) for attr in _TRANSPOSE_ATTRS[op.type])
@@ -163,7 +165,8 @@ def matmul(
 ) -> Tensor:
     """The matrix product ``a @ b`` (batched, with broadcast batch dimensions, when a rank exceeds 2).
 
-    ``adjoint_*`` equals ``transpose_*`` for real types; the ``*_is_sparse`` hints are accepted and ignored.
+    ``adjoint_*`` conjugates and transposes (equals ``transpose_*`` for real types); the ``*_is_sparse`` hints are
+    accepted and ignored.
 
     Raises:
         ValueError: the inner dimensions differ, or a rank is below 2 (names both shapes).
@@ -183,6 +186,10 @@ def matmul(
     with name_scope(name, "MatMul", [a, b]) as scope:
         a, b = binary_operands(a, b, "MatMul")
         check_dtype(a, _MATMUL, "MatMul", "a")
+        if adjoint_a or adjoint_b:
+            from dtf_notebook.ops.math.binary import conj_if_complex
+
+            a, b = (conj_if_complex(a) if adjoint_a else a), (conj_if_complex(b) if adjoint_b else b)
         ta, tb = transpose_a or adjoint_a, transpose_b or adjoint_b
         ranks = (a.shape.ndims, b.shape.ndims)
         batched = any(r is None or r > 2 for r in ranks)

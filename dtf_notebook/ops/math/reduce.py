@@ -29,6 +29,7 @@ from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.math._common import (
+    COMPLEX,
     INDEX,
     REAL,
     array_ops,
@@ -324,7 +325,8 @@ _NUMBERS = "[[1, 2], [3, 4]], 1"
 _TRUTHS = "[[True, False], [True, True]], 1"
 
 # Builders: name, op type, dtypes accepted, summary, example arguments and what they print.
-reduce_sum = _reduction("reduce_sum", "Sum", REAL, "Sum over ``axis`` (integers keep their dtype).", _NUMBERS, "[3 7]")
+_SUM = REAL + COMPLEX
+reduce_sum = _reduction("reduce_sum", "Sum", _SUM, "Sum over ``axis`` (integers keep their dtype).", _NUMBERS, "[3 7]")
 reduce_mean = _reduction("reduce_mean", "Mean", REAL, "Mean over ``axis`` (integer means truncate).", _NUMBERS, "[1 3]")
 reduce_max = _reduction("reduce_max", "Max", REAL, "Maximum over ``axis`` (lowest value if empty).", _NUMBERS, "[2 4]")
 reduce_min = _reduction("reduce_min", "Min", REAL, "Minimum over ``axis`` (highest value if empty).", _NUMBERS, "[1 3]")

@@ -21,7 +21,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.ops.math._common import FLOAT, REAL, SIGNED, array_ops, dense, table_builder
+from dtf_notebook.ops.math._common import COMPLEX, FLOAT, REAL, SIGNED, array_ops, dense, table_builder
 from dtf_notebook.ops.math.binary import add, multiply, realdiv, subtract
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, same_as_input
 
@@ -121,8 +121,29 @@ def _elementwise(
 
 
 # Builders: name, op type, dtypes accepted, summary, example argument and what it prints.
-negative = _elementwise("negative", "Neg", SIGNED, "``-x`` elementwise.", "[1, -2]", "[-1  2]")
-abs = _elementwise("abs", "Abs", SIGNED, "``|x|`` elementwise.", "[-1.5, 2.0]", "[1.5 2. ]")
+negative = _elementwise("negative", "Neg", SIGNED + COMPLEX, "``-x`` elementwise.", "[1, -2]", "[-1  2]")
+_real_abs = _elementwise("abs", "Abs", SIGNED, "``|x|`` elementwise.", "[-1.5, 2.0]", "[1.5 2. ]")
+
+
+def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    """``|x|`` elementwise (``Abs``); for a complex ``x`` its magnitude, a real tensor (``ComplexAbs``), as in TF.
+
+    Raises:
+        TypeError: ``x`` is neither signed real nor complex.
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default(), tf.Session() as sess:
+        ...     print(sess.run([tf.abs([-1.5, 2.0]), tf.abs(tf.constant([3 + 4j], tf.complex64))]))
+        [array([1.5, 2. ], dtype=float32), array([5.], dtype=float32)]
+    """
+    from dtf_notebook.ops import complex_ops  # complex tensors' ops build on this module
+
+    if complex_ops.is_complex(x):
+        return complex_ops.complex_abs(x, name)
+    return _real_abs(x, name)
+
+
 sign = _elementwise("sign", "Sign", SIGNED, "-1, 0 or 1 elementwise, by the sign of ``x``.", "[-3, 0, 2]", "[-1  0  1]")
 exp = _elementwise("exp", "Exp", FLOAT, "``e ** x`` elementwise.", "[0.0, 1.0]", "[1.        2.7182817]")
 log = _elementwise("log", "Log", FLOAT, "Natural logarithm elementwise.", "[1.0, 100.0]", "[0.        4.6051702]")

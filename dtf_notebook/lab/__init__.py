@@ -1,12 +1,13 @@
 """The JupyterLab extension: a Jupyter Server extension (the REST API of :mod:`~dtf_notebook.lab.handlers`) and the
-prebuilt lab extension built from ``extension/`` into ``labextension/`` here (the cluster sidebar and panels).
+prebuilt lab extension (the cluster sidebar and panels), built from ``extension/`` into ``labextensions/dtf-notebook/``
+here.
 
 ``pip install`` registers both: the server extension through ``jupyter_server_config.d/dtf_notebook.json``, the
 lab extension through ``share/jupyter/labextensions/dtf-notebook``; ``jupyter server extension list`` and
 ``jupyter labextension list`` show them enabled. Without an install, this loads them from a checkout::
 
     jupyter lab --ServerApp.jpserver_extensions=dtf_notebook.lab=True \
-        --LabApp.extra_labextensions_path=dtf_notebook/lab/labextension
+        --LabApp.extra_labextensions_path=dtf_notebook/lab/labextensions
 
 Example:
     >>> _jupyter_server_extension_points()
@@ -29,7 +30,7 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
-    return [{"src": "labextension", "dest": LABEXTENSION_NAME}]
+    return [{"src": f"labextensions/{LABEXTENSION_NAME}", "dest": LABEXTENSION_NAME}]
 
 
 def _load_jupyter_server_extension(server_app: Any) -> None:

@@ -145,7 +145,7 @@ export class ClusterSidebar extends Widget {
     card.appendChild(actions);
     const table = element('table', 'dtf-Tasks');
     const header = element('tr', '');
-    for (const h of ['task', 'status', 'pid', 'vars', 'memory', '']) {
+    for (const h of ['task', 'status', 'vars', 'memory', '']) {
       header.appendChild(element('th', '', h));
     }
     table.appendChild(header);
@@ -181,10 +181,10 @@ export class ClusterSidebar extends Widget {
       const cells = row.cells;
       cells[1].textContent = task.status;
       cells[1].dataset.dtfStatus = task.status.replace(/\(.*$/, '');
-      cells[2].textContent = String(task.pid);
-      cells[3].textContent = task.variables === null ? '-' : String(task.variables);
-      cells[3].title = `${formatBytes(task.variable_bytes)} of variables`;
-      cells[4].textContent = formatBytes(task.memory_bytes);
+      cells[1].title = `pid ${task.pid}, ${task.address}`;
+      cells[2].textContent = task.variables === null ? '-' : String(task.variables);
+      cells[2].title = `${formatBytes(task.variable_bytes)} of variables`;
+      cells[3].textContent = formatBytes(task.memory_bytes);
       const kill = row.querySelector('[data-dtf-action="kill"]') as HTMLButtonElement;
       kill.disabled = task.status !== 'running';
       const restart = row.querySelector('[data-dtf-action="restart"]') as HTMLButtonElement;
@@ -205,16 +205,22 @@ export class ClusterSidebar extends Widget {
     const row = element('tr', 'dtf-Task');
     row.dataset.dtfTask = key;
     row.appendChild(element('td', 'dtf-Task-name', key));
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 3; i++) {
       row.appendChild(element('td', ''));
     }
     const buttons = element('td', 'dtf-Task-actions');
     const args = { name, job: task.job, task: task.task };
-    buttons.appendChild(this._button('Log', CommandIDs.log, args, 'log'));
-    const kill = this._button('Kill', CommandIDs.kill, args, 'kill');
+    // Small symbols (the sidebar is narrow); what each does is its tooltip and accessible name.
+    const log = this._button('\u2630', CommandIDs.log, args, 'log');
+    log.setAttribute('aria-label', `Log of ${key}`);
+    buttons.appendChild(log);
+    const kill = this._button('\u2715', CommandIDs.kill, args, 'kill');
+    kill.setAttribute('aria-label', `Kill ${key}`);
     kill.classList.add('dtf-mod-warn');
     buttons.appendChild(kill);
-    buttons.appendChild(this._button('Restart', CommandIDs.restart, args, 'restart'));
+    const restart = this._button('\u21bb', CommandIDs.restart, args, 'restart');
+    restart.setAttribute('aria-label', `Restart ${key}`);
+    buttons.appendChild(restart);
     row.appendChild(buttons);
     return row;
   }

@@ -28,12 +28,16 @@ from typing import Any
 
 import pytest
 
+import dtf_notebook
 from dtf_notebook.distributed.local_process import free_port
 from tests.notebook.process_util import processes_mentioning, stop_group
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
 
 CHROMIUM = shutil.which("chromium")
+PACKAGE_PARENT = Path(dtf_notebook.__file__).resolve().parents[1]
+# The lab extension as built from extension/ (its package.json names it: dtf-notebook).
+LABEXTENSION = PACKAGE_PARENT / "dtf_notebook" / "lab" / "labextensions" / "dtf-notebook"
 
 AS_ROOT = os.geteuid() == 0
 CELL_TIMEOUT_MS = 240_000  # one cell, on a slow and loaded 2-core machine
@@ -163,6 +167,8 @@ def running_lab(tmp: Path, notebooks: Path) -> Iterator[Lab]:
         path.write_text(json.dumps(values))
     env = {
         **os.environ,
+        # The server extension and the kernels import the dtf_notebook under test, whatever an install points at.
+        "PYTHONPATH": os.pathsep.join([str(PACKAGE_PARENT), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "JUPYTER_RUNTIME_DIR": str(runtime),
         "JUPYTER_CONFIG_DIR": str(tmp / "config"),
         "JUPYTER_DATA_DIR": str(tmp / "data"),
@@ -184,6 +190,9 @@ def running_lab(tmp: Path, notebooks: Path) -> Iterator[Lab]:
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
         "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: the page is driven through Lab's commands
+        # dtf_notebook's server and lab extensions, from this checkout (built by scripts/setup.sh or pip install)
+        "--ServerApp.jpserver_extensions=dtf_notebook.lab=True",
+        f"--LabApp.extra_labextensions_path={LABEXTENSION.parent}",
     ] + (["--allow-root"] if AS_ROOT else [])
     log_path = tmp / "lab.log"
     with open(log_path, "w") as log:

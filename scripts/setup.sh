@@ -18,9 +18,11 @@ log() { printf '[setup] %s\n' "$*"; }
 # tests drive through Playwright for Python (never `playwright install`: it downloads a browser build of its own).
 # Skipped, with no apt-get update, when both programs are there. Without root (or apt-get) this only warns: the
 # placement widget then falls back to a table, and the drawing and browser tests are skipped.
+# Node and npm build the JupyterLab extension (extension/, step 3); nothing runs them afterwards.
 apt_packages=()
 command -v dot >/dev/null 2>&1 || apt_packages+=(graphviz)
 command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
+command -v npm >/dev/null 2>&1 || apt_packages+=(nodejs npm)
 if [ "${#apt_packages[@]}" -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         log "${apt_packages[*]} (apt-get)"
@@ -43,6 +45,27 @@ else
     "${PIP[@]}" "torch==2.13.0"
     log "dtf_notebook (editable) + test and notebook extras"
     "${PIP[@]}" "torch==2.13.0" -e ".[test,notebook]"
+fi
+
+# --- 3. The JupyterLab extension (extension/, TypeScript) ------------------------------------------------
+# `pip install` builds it too (hatch-jupyter-builder), but a re-run skips pip: so it is type-checked, linted and
+# built here whenever its sources are newer than the build in dtf_notebook/lab/labextensions/dtf-notebook
+# (`npm ci` first when the lock file is newer than node_modules). The browser tests load it from there.
+LABEXT_BUILD=dtf_notebook/lab/labextensions/dtf-notebook/package.json
+if ! command -v npm >/dev/null 2>&1; then
+    log "warning: npm missing: the JupyterLab extension is not built (its sidebar is missing; its tests skip)"
+elif [ ! -f "$LABEXT_BUILD" ] || [ -n "$(find extension/src extension/style extension/package.json \
+        extension/package-lock.json extension/tsconfig.json extension/.eslintrc.js -newer "$LABEXT_BUILD" \
+        -print -quit)" ]; then
+    if [ ! -d extension/node_modules ] || [ extension/package-lock.json -nt extension/node_modules ]; then
+        log "npm ci (extension/)"
+        (cd extension && npm ci --no-audit --no-fund --loglevel=error)
+        touch extension/node_modules
+    fi
+    log "JupyterLab extension: lint (tsc --noEmit, eslint) and build"
+    (cd extension && npm run --silent lint && npm run --silent build:prod >/dev/null)
+else
+    log "JupyterLab extension: already built"
 fi
 
 log "ok: $("$PYTHON" -c 'import torch, dtf_notebook; print("torch", torch.__version__, "| dtf_notebook", dtf_notebook.__file__)')"

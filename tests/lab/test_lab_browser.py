@@ -100,6 +100,19 @@ def _open_sidebar(page) -> None:
     sync_api.expect(page.locator("#dtf-clusters-sidebar")).to_be_visible()
 
 
+def _widen_for_pictures(page) -> None:
+    """A wider window, and the sidebar dragged wider by its handle, so that the pictures show every column."""
+    page.set_viewport_size({"width": 1600, "height": 900})
+    handle = page.locator("#jp-main-split-panel > .lm-SplitPanel-handle").first
+    box = handle.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 140, box["y"] + box["height"] / 2, steps=5)
+    page.mouse.up()
+    page.mouse.move(5, 890)  # no hover highlight
+    page.wait_for_timeout(500)
+
+
 def _status(page, task: str):
     return page.locator(f'[data-dtf-cluster="{CLUSTER}"] tr[data-dtf-task="{task}"] td').nth(1)
 
@@ -142,6 +155,7 @@ def test_sidebar_start_connect_variables_kill_restart_stop(tmp_path, shots):
         sync_api.expect(row).to_contain_text("[16, 8]")
         sync_api.expect(row).to_contain_text("11.31")  # the norm of 128 ones
         sync_api.expect(card.locator('tr[data-dtf-task="ps:0"] td').nth(2)).to_have_text("1")  # its variables
+        _widen_for_pictures(page)
         page.screenshot(path=str(shots / "lab-extension.png"))
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")

@@ -53,6 +53,7 @@ _NAME_OF_NUMPY: dict[np.dtype, str] = {v: k for k, v in _NUMERIC.items()}
 _STRING = "string"
 _LENGTH_DTYPE = np.dtype("<u8")
 _META_KEYS = frozenset(("dtype", "shape", "nbytes", "chunks"))
+_ITEMSIZE: dict[str, int] = {name: d.itemsize for name, d in _NUMERIC.items()} | {"string": 0}
 
 
 class WireError(errors.InvalidArgumentError):
@@ -165,15 +166,38 @@ def _payload(value: Any) -> tuple[str, list[int], memoryview]:
 
 
 def _torch_payload(t: Any, torch: Any) -> tuple[str, list[int], memoryview]:
-    name = str(t.dtype).removeprefix("torch.")
-    if name not in _NUMERIC or t.layout is not torch.strided:
+    name = _TORCH_NAMES.get(t.dtype) if _TORCH_NAMES else _torch_names(torch).get(t.dtype)
+    if name is None or t.layout is not torch.strided:
         raise WireError(None, None, f"Cannot encode a torch tensor of dtype {t.dtype} and layout {t.layout}")
-    # made contiguous where it lives (on a GPU that is cheap), so the host side pays one copy at most
-    t = t.detach().resolve_conj().resolve_neg().contiguous()
+    # made contiguous where it lives (on a GPU that is cheap), so the host side pays one copy at most; each step
+    # only when needed (this runs for every tensor a task sends)
+    if t.requires_grad:
+        t = t.detach()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    if not t.is_contiguous():
+        t = t.contiguous()
     if t.device.type != "cpu":
         t = t.cpu()
-    # viewing as bytes keeps bfloat16 and bool exact; numpy has no bfloat16 for torch to export
-    return name, list(t.shape), memoryview(t.reshape(-1).view(torch.uint8).numpy())
+    if name in _BYTE_VIEWED:
+        # viewing as bytes keeps bfloat16 and bool exact; numpy has no bfloat16 for torch to export
+        return name, list(t.shape), memoryview(t.reshape(-1).view(torch.uint8).numpy())
+    array = t.numpy()
+    return name, list(t.shape), memoryview(array).cast("B") if array.size else memoryview(b"")
+
+
+_TORCH_NAMES: dict[Any, str] = {}  # torch dtype -> wire dtype name, filled on first use
+_BYTE_VIEWED = frozenset({"bfloat16", "bool"})
+
+
+def _torch_names(torch: Any) -> dict[Any, str]:
+    for name in _NUMERIC:
+        dtype = getattr(torch, name, None)
+        if isinstance(dtype, torch.dtype):
+            _TORCH_NAMES[dtype] = name
+    return _TORCH_NAMES
 
 
 def _string_payload(array: np.ndarray) -> memoryview:
@@ -201,30 +225,36 @@ def check_meta(meta: Any, limits: WireLimits = DEFAULT_LIMITS) -> tuple[str, tup
         >>> check_meta({"dtype": "float32", "shape": [2], "nbytes": 8, "chunks": 1})
         ('float32', (2,), 8, 1)
     """
-    if not isinstance(meta, dict) or set(meta) != _META_KEYS:
-        keys = sorted(map(str, meta)) if isinstance(meta, dict) else type(meta).__name__
-        raise WireError(None, None, f"Tensor meta must be a map with keys {sorted(_META_KEYS)}, got {keys}")
+    if type(meta) is not dict or meta.keys() != _META_KEYS:
+        if not isinstance(meta, dict) or set(meta) != _META_KEYS:
+            keys = sorted(map(str, meta)) if isinstance(meta, dict) else type(meta).__name__
+            raise WireError(None, None, f"Tensor meta must be a map with keys {sorted(_META_KEYS)}, got {keys}")
     name, shape, nbytes, chunks = meta["dtype"], meta["shape"], meta["nbytes"], meta["chunks"]
-    if type(name) is not str or (name != _STRING and name not in _NUMERIC):
+    itemsize = _ITEMSIZE.get(name) if type(name) is str else None
+    if itemsize is None:
         raise WireError(None, None, f"Unknown tensor dtype {name!r:.40}")
-    if not _is_int(nbytes) or not 0 <= nbytes <= limits.max_tensor_bytes:
+    if type(nbytes) is not int or not 0 <= nbytes <= limits.max_tensor_bytes:
         raise WireError(None, None, f"Tensor nbytes {nbytes!r} is not an int in [0, {limits.max_tensor_bytes}]")
-    if not _is_int(chunks) or not 0 <= chunks <= min(nbytes, limits.max_frames):
+    if type(chunks) is not int or not 0 <= chunks <= min(nbytes, limits.max_frames):
         raise WireError(None, None, f"Tensor chunks {chunks!r} is not an int in [0, min(nbytes, max_frames)]")
     if (chunks == 0) != (nbytes == 0):
         raise WireError(None, None, f"Tensor of {nbytes} bytes cannot travel in {chunks} frames")
-    if not isinstance(shape, list) or len(shape) > limits.max_rank:
+    if type(shape) is not list or len(shape) > limits.max_rank:
         raise WireError(None, None, f"Tensor shape {shape!r} is not a list of at most {limits.max_rank} dims")
+    count, nonzero = 1, 1  # the element count, and the product of the dims other than 0 (even an empty tensor
+    limit = limits.max_tensor_bytes  # must not describe a huge shape: numpy would overflow)
     for dim in shape:
-        if not _is_int(dim) or not 0 <= dim <= limits.max_tensor_bytes:
+        if type(dim) is not int or not 0 <= dim <= limit:
             raise WireError(None, None, f"Tensor shape {shape!r} has a bad dim {dim!r}")
-    if math.prod(d for d in shape if d) > limits.max_tensor_bytes:
-        raise WireError(None, None, f"Tensor shape {shape!r} is too large")  # even when empty: numpy would overflow
-    count = math.prod(shape)
+        count *= dim
+        if dim:
+            nonzero *= dim
+    if nonzero > limit:
+        raise WireError(None, None, f"Tensor shape {shape!r} is too large")
     if name == _STRING:
         if count * _LENGTH_DTYPE.itemsize > nbytes:
             raise WireError(None, None, f"String tensor of shape {shape} cannot fit its lengths in {nbytes} bytes")
-    elif count * _NUMERIC[name].itemsize != nbytes:
+    elif count * itemsize != nbytes:
         raise WireError(None, None, f"Tensor of shape {shape} and dtype {name} needs a different size than {nbytes}")
     return name, tuple(shape), nbytes, chunks
 
@@ -269,7 +299,18 @@ def decode_tensor(meta: Any, buffers: Sequence[Any], limits: WireLimits = DEFAUL
         >>> decode_tensor(meta, buffers)
         array([b'ab', b''], dtype=object)
     """
-    name, shape, nbytes, chunks = check_meta(meta, limits)
+    return decode_checked(check_meta(meta, limits), buffers)
+
+
+def decode_checked(checked: tuple[str, tuple[int, ...], int, int], buffers: Sequence[Any]) -> np.ndarray:
+    """:func:`decode_tensor` of a meta :func:`check_meta` already checked (its result ``checked``).
+
+    Example:
+        >>> meta, buffers = encode_tensor(np.arange(3, dtype=np.int64))
+        >>> decode_checked(check_meta(meta), buffers).tolist()
+        [0, 1, 2]
+    """
+    name, shape, nbytes, chunks = checked
     if len(buffers) != chunks:
         raise WireError(None, None, f"Tensor meta announces {chunks} frames but {len(buffers)} arrived")
     views = [byte_view(b) for b in buffers]

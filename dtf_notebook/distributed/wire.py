@@ -65,6 +65,7 @@ from dtf_notebook.distributed.tensor_codec import (
     byte_view,
     check_meta,
     chunk_sizes,
+    decode_checked,
     decode_tensor,
     decode_tensor_torch,
     encode_tensor,
@@ -161,17 +162,23 @@ def unpack_message(
         >>> header, parts[0][0]["shape"], len(parts[0][1])
         ({'a': 1}, [2], 1)
     """
+    header, parts = _unpack(frames, limits, metas=True)
+    return header, parts
+
+
+def _unpack(frames: Sequence[Any], limits: WireLimits, metas: bool = False) -> tuple[dict[str, Any], list[Any]]:
+    """:func:`unpack_message`, giving each tensor's ``check_meta`` result instead of its meta unless ``metas``."""
     if not isinstance(frames, Sequence) or isinstance(frames, bytes | bytearray | memoryview | str):
         raise WireError(None, None, f"A message must be a list of frames, got {type(frames).__name__}")
     if not 1 <= len(frames) <= limits.max_frames:
         raise WireError(None, None, f"A message must have 1 to {limits.max_frames} frames, got {len(frames)}")
-    header, metas = unpack_header(frames[0], limits)
+    header, checked_metas = unpack_header(frames[0], limits)
     parts, pos = [], 1
-    for index, (meta, checked) in enumerate(metas):
+    for index, (meta, checked) in enumerate(checked_metas):
         chunks = checked[3]
         if pos + chunks > len(frames):
             raise WireError(None, None, f"Tensor {index} needs frames up to {pos + chunks}, message has {len(frames)}")
-        parts.append((meta, [byte_view(f) for f in frames[pos : pos + chunks]]))
+        parts.append((meta if metas else checked, [byte_view(f) for f in frames[pos : pos + chunks]]))
         pos += chunks
     if pos != len(frames):
         raise WireError(None, None, f"The tensor metas account for {pos} frames, message has {len(frames)}")
@@ -220,11 +227,11 @@ def decode_message(frames: Sequence[Any], limits: WireLimits = DEFAULT_LIMITS) -
         ...
         dtf_notebook.distributed.tensor_codec.WireError: A message header must be a msgpack map, got list
     """
-    header, parts = unpack_message(frames, limits)
+    header, parts = _unpack(frames, limits)
     arrays = []
-    for index, (meta, buffers) in enumerate(parts):
+    for index, (checked, buffers) in enumerate(parts):
         try:
-            arrays.append(decode_tensor(meta, buffers, limits))
+            arrays.append(decode_checked(checked, buffers))
         except WireError as e:
             raise WireError(None, None, f"Tensor {index}: {e.message}") from None
     return header, arrays

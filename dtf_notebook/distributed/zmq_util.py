@@ -44,6 +44,8 @@ def is_ipv6(address: str) -> bool:
 
 # zmq.h's ZMQ_EVENTS and ZMQ_POLLIN as plain ints: pyzmq's enum wrappers cost microseconds (a test checks them).
 _EVENTS, _POLLIN = 15, 1
+# ZMQ_DONTWAIT and ZMQ_SNDMORE, for the same reason (pyzmq's send_multipart and recv_multipart build enums per frame).
+_NOBLOCK, _SNDMORE = 1, 2
 # Messages smaller than this are copied into ZeroMQ: for a few bytes a copy is cheaper than a zero-copy frame.
 COPY_BYTES = 1 << 16
 
@@ -51,11 +53,17 @@ COPY_BYTES = 1 << 16
 def _drain(sock: zmq.Socket):
     """Every message waiting on ``sock`` now, without blocking."""
     # Asking for the socket's events is cheaper than a receive that fails with an exception.
+    recv = sock.recv
     while sock.getsockopt(_EVENTS) & _POLLIN:
         try:
-            yield sock.recv_multipart(zmq.NOBLOCK, copy=False)
+            frame = recv(_NOBLOCK, copy=False)
         except zmq.Again:
             return
+        frames = [frame]
+        while frame.more:  # the rest of a multipart message is there with its first part
+            frame = recv(copy=False)
+            frames.append(frame)
+        yield frames
 
 
 def _push_from_thread(local: threading.local, context: zmq.Context, endpoint: str, frames: list[Any]) -> None:
@@ -83,4 +91,6 @@ def send_frames(sock: zmq.Socket, frames: list[Any], flags: int = 0) -> None:
         >>> push.close(0); pull.close(0)
     """
     small = sum(len(f) if isinstance(f, bytes) else memoryview(f).nbytes for f in frames) < COPY_BYTES
-    sock.send_multipart(frames, flags=flags, copy=small)
+    send, last = sock.send, len(frames) - 1
+    for i, frame in enumerate(frames):
+        send(frame, flags | _SNDMORE if i < last else flags, copy=small)

@@ -51,6 +51,7 @@ from dtf_notebook.runtime.dataflow import (
 )
 from dtf_notebook.runtime.devices import LocalDevice
 from dtf_notebook.runtime.file_access import FileAccess
+from dtf_notebook.runtime.rendezvous import WouldBlock
 from dtf_notebook.runtime.resources import ResourceMgr
 
 
@@ -653,6 +654,34 @@ class Plan:
             return results
         return self._run_serial(vals, step, trace)
 
+    @property
+    def resumable(self) -> bool:
+        """Whether :meth:`start` can run this plan: its steps run one after another in plan order (no control
+        flow, no kernel that may wait other than a receive)."""
+        return self._flow is None and self._parallel is None
+
+    def start(self, feed_values: Sequence[Any], step: StepContext) -> SerialRun:
+        """A run of this (:attr:`resumable`) plan that stops, instead of waiting, at a receive whose value is not
+        there yet (its step's rendezvous is suspending: see :class:`~.rendezvous.WouldBlock`); call
+        :meth:`SerialRun.resume` to run it, and again once the value is there.
+
+        A task's event loop runs steps this way: many steps share its one thread, none blocking it.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> cpu = LocalDevice("/job:localhost/replica:0/task:0/device:CPU:0", "CPU", 0, torch.device("cpu"))
+            >>> with tf.Graph().as_default() as g:
+            ...     x = tf.placeholder(tf.float32, [], name="x"); y = tf.multiply(x, 3.0, name="y")
+            >>> plan = Plan([y], [], [x], {op.name: cpu for op in g.get_operations()}, ExecutionState())
+            >>> plan.start([torch.tensor(2.0)], StepContext()).resume()
+            [tensor(6.)]
+        """
+        vals: list[Any] = [None] * self.num_slots
+        vals[0] = step
+        for slot, value in zip(self.feed_slots, feed_values):
+            vals[slot] = value
+        return SerialRun(self, vals, step)
+
     def _estimate(self, secs: float, steps: int) -> None:
         """Folds one run's time per step into the decaying estimate (half weight each run, from the second)."""
         if self._warm:
@@ -685,6 +714,28 @@ class Plan:
             )
         return [None if s is None else vals[s] for s in self.fetch_slots]
 
+    def _resume(self, run: SerialRun) -> list[Any] | None:
+        """Runs ``run`` on from its next step (see :meth:`start`): its fetches, or None where a receive would wait."""
+        steps, vals, first = self.steps, run.vals, run.next
+        deadline = run.step.deadline
+        i = first
+        try:
+            for i in range(first, len(steps)):
+                if deadline is not None and time.monotonic() > deadline:
+                    raise errors.DeadlineExceededError(None, None, "Timed out: the step ran past its deadline")
+                steps[i](vals)
+        except WouldBlock:
+            run.next = i  # that receive runs again once its value is there
+            return None
+        except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError naming its node
+            run.next = len(steps)
+            op = self.step_ops[i]
+            raise node_error(op, self.devices.get(op.name, ""), exc) from (
+                None if isinstance(exc, errors.OpError) else exc
+            )
+        run.next = len(steps)
+        return [None if s is None else vals[s] for s in self.fetch_slots]
+
     def _run_flow(self, flow: FlowGraph, vals: list[Any], step: StepContext | None, trace: list | None) -> list[Any]:
         """Runs the steps as they become ready, with frames and dead tensors (see :mod:`.dataflow`)."""
         if step is None:
@@ -714,3 +765,35 @@ class Plan:
                 )
             results.append(value)
         return results
+
+
+class SerialRun:
+    """One run of a plan that stops where a receive would wait (see :meth:`Plan.start`).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> cpu = LocalDevice("/job:localhost/replica:0/task:0/device:CPU:0", "CPU", 0, torch.device("cpu"))
+        >>> with tf.Graph().as_default() as g:
+        ...     c = tf.constant(2.0, name="c")
+        >>> run = Plan([c], [], [], {"c": cpu}, ExecutionState()).start([], StepContext())
+        >>> run.resume(), run.done
+        ([tensor(2.)], True)
+    """
+
+    __slots__ = ("plan", "vals", "step", "next")
+
+    def __init__(self, plan: Plan, vals: list[Any], step: StepContext) -> None:
+        self.plan, self.vals, self.step, self.next = plan, vals, step, 0
+
+    @property
+    def done(self) -> bool:
+        """Whether every step ran (or one failed)."""
+        return self.next >= len(self.plan.steps)
+
+    def resume(self) -> list[Any] | None:
+        """Runs on: the fetched values once the plan is through, None while a receive waits for its value.
+
+        Raises:
+            OpError: a kernel failed (or the step was aborted, or ran past its deadline).
+        """
+        return self.plan._resume(self)

@@ -30,7 +30,7 @@ from dtf_notebook.placement.placer import PlacementNode, place
 from dtf_notebook.runtime import values
 from dtf_notebook.runtime.config import ConfigProto, NodeExecStats, RunOptions
 from dtf_notebook.runtime.devices import LocalDevice, local_devices
-from dtf_notebook.runtime.executor import ExecutionState, Plan, StepContext
+from dtf_notebook.runtime.executor import ExecutionState, Plan, SerialRun, StepContext
 
 _step_ids = itertools.count(1)
 
@@ -183,6 +183,31 @@ class LocalBackend:
             _record_trace(run_metadata, trace, plan)
         return [None if r is None else values.to_numpy(r) for r in results]
 
+    def start(
+        self,
+        graph: Graph,
+        fetches: Sequence[Tensor | Operation],
+        targets: Sequence[Operation],
+        feeds: Sequence[tuple[Tensor, Any]],
+        step: StepContext,
+    ) -> BackendRun | None:
+        """A step that stops where a receive would wait, for a task's event loop (see ``Plan.start``); None when
+        its plan cannot run that way (control flow, queues: use :meth:`run` on a thread of its own).
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default() as g:
+            ...     c = tf.constant([1, 2])
+            >>> LocalBackend(tf.ConfigProto()).start(g, [c], [], [], StepContext()).resume()
+            [array([1, 2], dtype=int32)]
+        """
+        plan = self.plan(graph, fetches, targets, [t for t, _ in feeds])
+        if not plan.resumable:
+            return None
+        cpu = self.devices[0].torch_device
+        feed_values = [v if isinstance(v, torch.Tensor) else values.feed_value(v, t.dtype, cpu) for t, v in feeds]
+        return BackendRun(self, plan.start(feed_values, step))
+
     def forget(self, graph: Graph) -> None:
         """Drops the plans and placement cached for ``graph`` (a task's worker calls this when a partition is
         deregistered; the cache would otherwise keep the graph alive).
@@ -214,6 +239,35 @@ class LocalBackend:
         self.state.resources.clear()
         self._plans.clear()
         self._placement.clear()
+
+
+class BackendRun:
+    """A step of a :class:`LocalBackend` that stops where a receive would wait (see :meth:`LocalBackend.start`);
+    counted as running (``close()`` cancels it) from its first :meth:`resume` until it ends."""
+
+    __slots__ = ("backend", "run")
+
+    def __init__(self, backend: LocalBackend, run: SerialRun) -> None:
+        self.backend, self.run = backend, run
+
+    def resume(self) -> list[Any] | None:
+        """Runs on: numpy values of the fetches once through, None while a receive waits.
+
+        Raises:
+            OpError: a kernel failed, or the step was aborted or ran past its deadline.
+        """
+        step = self.run.step
+        running = self.backend._running
+        running[id(step)] = step
+        try:
+            results = self.run.resume()
+        except BaseException:
+            running.pop(id(step), None)
+            raise
+        if results is None:
+            return None
+        running.pop(id(step), None)
+        return [None if r is None else values.to_numpy(r) for r in results]
 
 
 def _record_trace(run_metadata: Any, trace: list, plan: Plan) -> None:

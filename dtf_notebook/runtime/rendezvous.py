@@ -7,6 +7,11 @@ arrives, the step's deadline passes, or the step is aborted (a peer failed), so 
 never hangs. While a receive waits, :attr:`Rendezvous.waiting` counts it, so that the task's own
 sends can go out at once rather than wait behind it (what it waits for may need them first).
 
+A step run on a task's event loop must not block its thread: its rendezvous is *suspending*
+(:attr:`Rendezvous.on_ready` set). A receive of a value not there yet then raises :class:`WouldBlock`
+instead of waiting, the run stops where it stands, and ``on_ready`` is called once the value (or an
+abort) arrives, to run it on from that receive.
+
 Example:
     >>> r = Rendezvous()
     >>> r.put("k", 42)
@@ -21,6 +26,25 @@ import time
 from typing import Any
 
 from dtf_notebook import errors
+
+
+class WouldBlock(BaseException):
+    """A receive of a suspending rendezvous found no value: the run stops here and goes on once ``on_ready`` is
+    called. A BaseException, so that no ``except Exception`` on the way turns it into an op's failure.
+
+    Example:
+        >>> r = Rendezvous()
+        >>> r.on_ready = lambda: None
+        >>> try:
+        ...     r.recv("k", deadline=None)
+        ... except WouldBlock as e:
+        ...     print(e.key)
+        k
+    """
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
 
 
 class Rendezvous:
@@ -47,6 +71,10 @@ class Rendezvous:
         self.on_wait: Any = None
         #: How many receives are waiting now.
         self.waiting = 0
+        #: Set: receives never wait (they raise :class:`WouldBlock`), and this is called (on the delivering or
+        #: aborting thread, outside the lock) when the value a suspended receive wanted arrives, or an abort.
+        self.on_ready: Any = None
+        self._suspended_on: str | None = None
 
     def put(self, key: str, value: Any) -> None:
         """Delivers ``value`` under ``key`` (a second delivery of the same key is an error)."""
@@ -54,7 +82,13 @@ class Rendezvous:
             if key in self._values:
                 raise errors.AlreadyExistsError(None, None, f"Tensor {key!r} was sent twice in one step")
             self._values[key] = value
-            self._cond.notify_all()
+            wake = self._suspended_on == key
+            if wake:
+                self._suspended_on = None
+            elif self.waiting:
+                self._cond.notify_all()
+        if wake:
+            self.on_ready()
 
     def recv(self, key: str, deadline: float | None) -> Any:
         """Waits for ``key``'s value and removes it.
@@ -66,6 +100,11 @@ class Rendezvous:
         with self._cond:
             if key in self._values:
                 return self._values.pop(key)
+            if self.on_ready is not None:
+                if self._error is not None:
+                    raise self._error
+                self._suspended_on = key
+                raise WouldBlock(key)
             self.waiting += 1
         try:
             # Counted first, then flushed: a send held back before is flushed here, one made after sees the count.
@@ -95,6 +134,10 @@ class Rendezvous:
             if self._error is None:
                 self._error = error
             self._cond.notify_all()
+            wake = self._suspended_on is not None
+            self._suspended_on = None
+        if wake:
+            self.on_ready()
 
     @property
     def aborted(self) -> errors.OpError | None:

@@ -38,6 +38,7 @@ import numpy as np
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
+from dtf_notebook.distributed.control_edges import bypass_noops
 from dtf_notebook.distributed.peer_limits import PeerLedger, current_peer
 from dtf_notebook.distributed.worker_service import task_of
 from dtf_notebook.framework.device_spec import DeviceSpec
@@ -50,6 +51,9 @@ from dtf_notebook.runtime.local_backend import placement_nodes
 
 # Calls a task's worker: (task_name, method, header, tensors) -> Future of (reply_header, reply_tensors).
 TaskCaller = Callable[[str, str, dict[str, Any], list[Any]], Future]
+# Calls a task's worker from the event loop: (task_name, method, header, tensors, callback); the callback gets
+# (reply_header, reply_tensors, error) on the loop.
+LoopCaller = Callable[[str, str, dict[str, Any], list[Any], Callable[..., None]], None]
 
 _FEED_PREFIX = "_dtf/feed/"
 _EMPTY = np.empty(0, np.uint8)
@@ -189,6 +193,16 @@ class MasterSession:
             self._deregister(replaced)
         return new
 
+    def current_plan(self, feeds: list[str], fetches: list[str], targets: list[str]) -> _StepPlan | None:
+        """The registered plan of this signature when it is current (held for one step, as :meth:`plan`), else
+        None: compiling it would wait on other tasks, which the event loop must not."""
+        with self._refs:
+            plan = self._plans.get((tuple(feeds), tuple(fetches), tuple(targets)))
+            if plan is None or self._closed or plan.version != self.graph.version:
+                return None
+            plan.users += 1
+            return plan
+
     def release(self, plan: _StepPlan) -> None:
         """Ends one step's hold on ``plan``; a retired plan no step runs any more is deregistered."""
         with self._refs:
@@ -243,6 +257,8 @@ class MasterSession:
         if old is not None and old.fingerprint == plan.fingerprint:
             old.version = plan.version
             return old
+        # NoOps that only order other ops, bypassed where that spares edges between tasks (as TF's Grappler does).
+        nodes = bypass_noops(nodes, placement, {t.op.name for t in fetch_tensors} | {op.name for op in target_ops})
         parts = partition(nodes, placement, output_types)
         for index, tensor in enumerate(fetch_tensors):
             if tensor in fed:
@@ -657,9 +673,48 @@ class MasterService:
         try:
             return self._handle_session(session, method, header, tensors)
         finally:
-            with self._lock:
-                session.active -= 1
-                session.last_used = time.monotonic()
+            self._idle(session)
+
+    def start_run_step(
+        self, header: dict[str, Any], tensors: list[Any], reply: Any, call: LoopCaller, loop: Any
+    ) -> bool:
+        """Serves a ``RunStep`` on the event loop ``loop`` (a ServiceSocket), answering through ``reply``; False
+        leaves it to a thread (see :meth:`handle`).
+
+        A step whose plan is compiled and current runs here: its ``RunGraph`` requests go out through ``call``
+        (which answers on the loop), and their replies are gathered as they come, so the master never holds a
+        thread while its partitions run. Compiling a plan waits on other tasks, and a traced step gathers more:
+        those run on a thread.
+        """
+        if header.get("trace"):
+            return False
+        names = [header.get(k) or [] for k in ("feeds", "fetches", "targets")]
+        if not all(isinstance(n, list) and all(isinstance(x, str) for x in n) for n in names):
+            return False
+        timeout = header.get("timeout")
+        if timeout is not None and not isinstance(timeout, int | float):
+            return False
+        handle = header.get("session_handle")
+        with self._lock:
+            session = self._sessions.get(handle) if isinstance(handle, str) else None
+            if session is not None:
+                session.active += 1
+        if session is None:
+            return False
+        plan = session.current_plan(*names)
+        if plan is None:
+            self._idle(session)
+            return False
+        _LoopStep(self, session, plan, names[1], tensors, timeout, bool(header.get("direct_fetch")), reply).start(
+            call, loop
+        )
+        return True
+
+    def _idle(self, session: MasterSession) -> None:
+        """A request on ``session`` ended (see :meth:`_session`)."""
+        with self._lock:
+            session.active -= 1
+            session.last_used = time.monotonic()
 
     def _handle_session(
         self, session: MasterSession, method: str, header: dict[str, Any], tensors: list[Any]
@@ -679,14 +734,13 @@ class MasterService:
                 direct_fetch=bool(header.get("direct_fetch")),
                 traces=traces,
             )
-            held = [[i, r.address, r.token] for i, r in enumerate(results) if isinstance(r, HeldTensor)]
-            reply: dict[str, Any] = {"held": held}
+            reply, out = _step_reply(results)
             if traces is not None:
                 reply["trace"] = {
                     "nodes": [row for t in traces for row in t.get("nodes", [])],
                     "sent": [row for t in traces for row in t.get("sent", [])],
                 }
-            return reply, [_EMPTY if isinstance(r, HeldTensor) else r for r in results]
+            return reply, out
         if method == "GetPlacement":
             names = [list(header.get(k) or []) for k in ("feeds", "fetches", "targets")]
             return session.placement(*names), []
@@ -746,6 +800,97 @@ class MasterService:
             sessions = list(self._sessions.values())
         for session in sessions:
             self._drop(session)
+
+
+def _step_reply(results: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+    """The ``RunStep`` reply for a step's fetched values: large ones held on their task are named in ``held``."""
+    held = [[i, r.address, r.token] for i, r in enumerate(results) if isinstance(r, HeldTensor)]
+    return {"held": held}, [_EMPTY if isinstance(r, HeldTensor) else r for r in results]
+
+
+class _LoopStep:
+    """A step served on the master's event loop (see :meth:`MasterService.start_run_step`): its partitions' replies
+    are gathered as they arrive; the first failure aborts the step on every task, and the step answers once all
+    partitions have (or at once when its deadline passes)."""
+
+    def __init__(self, master, session, plan, fetches, values, timeout, direct_fetch, reply) -> None:
+        self.master, self.session, self.plan = master, session, plan
+        self.values, self.timeout, self.direct_fetch, self.reply = values, timeout, direct_fetch, reply
+        self.results: list[Any] = [None] * len(fetches)
+        self.pending: set[str] = set()
+        self.error: errors.OpError | None = None
+        self.finished = False
+        self.step_id = 0
+
+    def start(self, call: LoopCaller, loop: Any) -> None:
+        session, plan = self.session, self.plan
+        self.step_id = step_id = random.getrandbits(62)
+        with session._refs:
+            closed = session._closed
+            if not closed:
+                session._running[step_id] = list(plan.handles)
+        if closed:
+            self.error = errors.CancelledError(None, None, f"Session {session.handle} was closed")
+            self._finish()
+            return
+        timeout = None if self.timeout is None else float(self.timeout)
+        own = f"/job:{self.master.job}/replica:0/task:{self.master.task}"
+        # The other tasks first: this task's own partition may run at once, and it waits on theirs.
+        tasks = sorted(plan.handles, key=lambda task: task == own)
+        self.pending = set(tasks)
+        if timeout is not None:
+            loop.call_later(timeout, self._timed_out)
+        for task in tasks:
+            if self.finished:
+                break
+            header, tensors = session._run_graph_request(plan, task, step_id, self.values, timeout, self.direct_fetch)
+            call(task, "RunGraph", header, tensors, lambda h, t, e, task=task: self._done(task, h, t, e))
+
+    def _done(self, task: str, header: Any, tensors: list[Any], error: errors.OpError | None) -> None:
+        if self.finished:
+            return
+        self.pending.discard(task)
+        if error is None:
+            try:
+                self.session._check_incarnation(task, header)
+            except errors.OpError as e:
+                error = e
+        if error is not None:
+            if self.error is None:
+                self.error = error
+                self.session._abort(self.step_id, error, self.plan.handles)
+        else:
+            self.session._collect(self.plan, task, header, tensors, self.results)
+        if not self.pending:
+            self._finish()
+
+    def _timed_out(self) -> None:
+        if self.finished:
+            return
+        waiting = sorted(self.pending)
+        error = errors.DeadlineExceededError(
+            None, None, f"Step timed out after {self.timeout:.3g} s waiting for {waiting}"
+        )
+        if self.error is None:
+            self.error = error
+            self.session._abort(self.step_id, error, self.plan.handles)
+        self._finish()
+
+    def _finish(self) -> None:
+        self.finished = True
+        session = self.session
+        with session._refs:
+            session._running.pop(self.step_id, None)
+        try:
+            session.release(self.plan)
+        finally:
+            self.master._idle(session)
+        if self.error is not None:
+            self.reply.fail(self.error)
+            return
+        for index, feed_index in self.plan.fed_fetches:
+            self.results[index] = self.values[feed_index]
+        self.reply.ok(*_step_reply(self.results))
 
 
 def _transfers(parts: dict[str, list[dict[str, Any]]], names: set[str]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -245,6 +245,9 @@ class Server:
             inline=self.worker.can_inline,
             oneway_failed=self.worker.oneway_failed,
             ledger=self.ledger,
+            start=self._start_on_loop,
+            tick=self.worker.tick,
+            undeliverable=self._undeliverable,
         )
         if self.cluster_key is None and not is_loopback(self._socket.address):
             _log.warning(
@@ -325,6 +328,58 @@ class Server:
             return self.master.handle(method, header, tensors)
         return self.worker.handle(method, header, tensors)
 
+    def _start_on_loop(self, method: str, header: dict[str, Any], tensors: list[Any], reply: Any) -> bool:
+        """Takes the requests of a training step to serve on the event loop (see ServiceSocket's ``start``)."""
+        if method == "RunGraph":
+            return self.worker.start_run_graph(header, tensors, reply, self._socket)
+        if method == "RunStep":
+            return self.master.start_run_step(header, tensors, reply, self._call_from_loop, self._socket)
+        return False
+
+    def _call_from_loop(
+        self, task: str, method: str, header: dict[str, Any], tensors: list[Any], callback: Callable[..., None]
+    ) -> None:
+        """Calls a task's worker from the event loop; ``callback(header, tensors, error)`` runs on the loop.
+
+        This task's own partition runs on the loop too when it can; another task is reached through the loop's
+        own sockets, so no thread of this process is woken for the step."""
+        loop = self._socket
+        try:
+            address, peer = self._route(task)
+        except ValueError as e:
+            callback(None, [], errors.InvalidArgumentError(None, None, str(e)))
+            return
+        if loop is None:
+            callback(None, [], errors.CancelledError(None, None, f"Task {self.target} was stopped"))
+            return
+        if peer is None:
+            loop.request(address, method, header, tensors, callback)
+            return
+        if (
+            peer is self
+            and method == "RunGraph"
+            and self.worker.start_run_graph(header, tensors, _Answer(callback), loop)
+        ):
+            return
+        future = self._pool.submit(peer._handle_local, method, header, tensors)
+
+        def done(f: Future) -> None:
+            try:
+                reply, out = f.result()
+            except Exception as e:  # noqa: BLE001 - any failure is the call's answer
+                outcome = (None, [], e if isinstance(e, errors.OpError) else errors.InternalError(None, None, repr(e)))
+            else:
+                outcome = (reply, out, None)
+            loop.call_soon(lambda: callback(*outcome))
+
+        future.add_done_callback(done)
+
+    def _undeliverable(self, method: str, header: dict[str, Any], error: errors.OpError) -> None:
+        # A partition's tensors the loop could not send: the step fails here rather than hang on the receiver.
+        step_id = header.get("step_id")
+        if method == "SendTensor" and type(step_id) is int:
+            self.worker.rendezvous.abort(step_id, type(error)(None, None, f"Could not send tensors: {error.message}"))
+
     def _task_address(self, task: str) -> str:
         parts = dict(p.split(":", 1) for p in task.strip("/").split("/"))
         return self.cluster_spec.task_address(parts["job"], int(parts["task"]))
@@ -376,6 +431,10 @@ class Server:
             header["keys"] = [k for k, value in zip(keys, tensors) if value is not DEAD]
             header["dead_keys"] = [k for k, value in zip(keys, tensors) if value is DEAD]
             tensors = [value for value in tensors if value is not DEAD]
+        loop = self._socket
+        if loop is not None and loop.on_loop:
+            loop.send_oneway(address, "SendTensor", header, tensors)  # a partition served on the event loop
+            return
         self._client.send_oneway(address, "SendTensor", header, tensors)
 
     def _check_master(self, address: str) -> None:
@@ -391,3 +450,21 @@ class Server:
     def __repr__(self) -> str:
         state = "serving" if self._socket is not None else "stopped"
         return f"<Server /job:{self.job_name}/task:{self.task_index} at {self.address} {state}>"
+
+
+class _Answer:
+    """A :class:`~dtf_notebook.distributed.service_socket.Reply` for a call this task's event loop makes to itself:
+    the answer goes to ``callback(header, tensors, error)``."""
+
+    __slots__ = ("_callback",)
+
+    def __init__(self, callback: Callable[..., None]) -> None:
+        self._callback = callback
+
+    def ok(self, header: dict[str, Any], tensors: Any = ()) -> None:
+        self._callback(header, list(tensors), None)
+
+    def fail(self, error: BaseException) -> None:
+        if not isinstance(error, errors.OpError):
+            error = errors.InternalError(None, None, f"RunGraph failed: {type(error).__name__}: {error}")
+        self._callback(None, [], error)

@@ -1,8 +1,14 @@
-"""A task's listening end: a bound ROUTER socket serving requests on a thread pool.
+"""A task's listening end: a bound ROUTER socket serving requests on its event loop and a thread pool.
 
-The socket's I/O thread hands each request to a thread pool and sends the replies back (ZeroMQ sockets are
-not thread-safe, so only the I/O thread touches them). ``Ping`` is answered on the I/O thread itself, so a
-busy task still proves it is alive. Every reply carries the server's *incarnation* (random per start).
+The socket's I/O thread is the task's event loop. A request the ``start`` hook takes is served on the loop
+itself and answered later through a :class:`Reply` (a training step: the master's fan-out and the task's own
+partitions, which stop instead of waiting for a tensor and go on when it arrives, see
+:meth:`ServiceSocket.call_soon`); the loop reaches other tasks through its own sockets (:meth:`request`,
+:meth:`send_oneway`). So a step crosses no thread of the task: each hand-off between threads cost a wake-up and
+a turn at the GIL, and under load the GIL's switch interval. Other requests go to a thread pool, whose replies
+the loop sends back (ZeroMQ sockets are not thread-safe, so only the loop touches them). ``Ping`` is answered
+on the loop, so a busy task still proves it is alive. Every reply carries the server's *incarnation* (random
+per start).
 
 Example:
     >>> from dtf_notebook.distributed.client import Client
@@ -17,7 +23,10 @@ Example:
 
 from __future__ import annotations
 
+import collections
+import heapq
 import itertools
+import logging
 import os
 import threading
 import time
@@ -30,12 +39,82 @@ from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.allocator import tune_for_streams
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import admit, curve_keys
+from dtf_notebook.distributed.loop_peers import LoopPeers, ReplyCallback
 from dtf_notebook.distributed.peer_limits import PeerLedger, current_peer
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
 from dtf_notebook.lazy_modules import zmq
 
 Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Sequence[Any]]]
+
+_log = logging.getLogger(__name__)
+_TICK = 0.1  # seconds between the loop's checks of deadlines, heartbeats and stale streams
+_WAKE = [b""]  # a message on the reply channel that only wakes the loop (replies have an identity frame first)
+
+
+class Reply:
+    """The answer to one request served on the event loop, given later with :meth:`ok` or :meth:`fail` from
+    any thread (a request taken by the ``start`` hook).
+
+    Example:
+        >>> from dtf_notebook.distributed.client import Client
+        >>> def start(method, header, tensors, reply):
+        ...     threading.Timer(0.01, reply.ok, [{"later": header["x"]}]).start()   # answered from another thread
+        ...     return True
+        >>> server = ServiceSocket("127.0.0.1:0", lambda m, h, t: ({}, []), start=start)
+        >>> client = Client()
+        >>> client.call(server.address, "Slow", {"x": 3}, timeout=5)[0]["later"]
+        3
+        >>> server.close(); client.close()
+    """
+
+    __slots__ = ("_socket", "identity", "req_id", "method", "header", "_nbytes", "_done")
+
+    def __init__(
+        self, socket: ServiceSocket, identity: Any, req_id: int, method: str, header: dict[str, Any], nbytes: int
+    ) -> None:
+        self._socket = socket
+        self.identity, self.req_id, self.method, self.header = identity, req_id, method, header
+        self._nbytes = nbytes
+        self._done = False
+
+    def ok(self, header: dict[str, Any], tensors: Sequence[Any] = ()) -> None:
+        """Answers with ``header`` and ``tensors``."""
+        sock = self._socket
+        if self._finish():
+            return
+        if self.header.get("oneway") is True:
+            return
+        try:
+            frames = wire.encode_message({**header, "id": self.req_id, **sock._stamp()}, tensors, check=False)
+        except errors.OpError as e:
+            frames = sock._error_frames(self.req_id, e)
+        sock._deliver_reply([self.identity, *frames])
+
+    def fail(self, error: BaseException) -> None:
+        """Answers with ``error`` (an ``InternalError`` naming it, when it is not an OpError)."""
+        sock = self._socket
+        if self._finish():
+            return
+        if not isinstance(error, errors.OpError):
+            error = errors.InternalError(None, None, f"{self.method} failed: {type(error).__name__}: {error}")
+        if self.header.get("oneway") is True:
+            sock._fail_oneway(self.method, self.header, error)
+            return
+        sock._deliver_reply([self.identity, *sock._error_frames(self.req_id, error)])
+
+    def _finish(self) -> bool:
+        """True when already answered; else marks it answered and stops counting it as in flight."""
+        if self._done:
+            return True
+        self._done = True
+        self._socket.ledger.release_request(self.identity.bytes, self._nbytes)
+        return False
+
+
+#: ``start(method, header, tensors, reply) -> bool``: takes a request to serve on the loop (True) or leaves it
+#: to the thread pool (False). It runs on the loop and must not block; it answers through ``reply``.
+Starter = Callable[[str, dict[str, Any], list[Any], Reply], bool]
 
 
 class ServiceSocket:
@@ -55,6 +134,10 @@ class ServiceSocket:
             its header (see ``Client.send_oneway``) fails: such a request gets no reply, error or not.
         stale_stream_secs: A streamed request still incomplete after this many seconds is dropped and failed
             (its sender died or lied).
+        start: Takes requests to serve on the event loop (see :data:`Starter` and :class:`Reply`).
+        tick: Called with ``time.monotonic()`` on the loop every 0.1 s (deadlines of the steps it serves).
+        undeliverable: Told ``(method, header, error)`` for a one-way message the loop could not send (see
+            :class:`~dtf_notebook.distributed.loop_peers.LoopPeers`).
 
     Raises:
         UnavailableError: the address cannot be bound (e.g. the port is in use).
@@ -80,6 +163,9 @@ class ServiceSocket:
         oneway_failed: Callable[[str, dict[str, Any], errors.OpError], None] | None = None,
         stale_stream_secs: float = 60.0,
         ledger: PeerLedger | None = None,
+        start: Starter | None = None,
+        tick: Callable[[float], None] | None = None,
+        undeliverable: Callable[[str, dict[str, Any], errors.OpError], None] | None = None,
     ) -> None:
         self.incarnation = incarnation if incarnation is not None else int.from_bytes(os.urandom(6), "little")
         tune_for_streams()  # streamed tensors arrive in buffers the allocator should recycle
@@ -89,6 +175,8 @@ class ServiceSocket:
         self._inline = inline
         # A request whose header says "oneway" gets no reply; when it fails, this is told instead.
         self._oneway_failed = oneway_failed
+        self._start = start
+        self._tick = tick
         self._limits = limits or wire.WireLimits()
         self.ledger = ledger or PeerLedger()
         self._assembler = StreamAssembler(
@@ -134,34 +222,120 @@ class ServiceSocket:
         self._pushers = threading.local()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="dtf-handler")
         self._closing = threading.Event()
+        self._calls: collections.deque[Callable[[], None]] = collections.deque()  # run on the loop, in order
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []  # (when, order, fn): a heap, loop-only
+        self._timer_order = itertools.count()
+        self._poller = zmq.Poller()
+        self.peers = LoopPeers(cluster_key, limits=self._limits, undeliverable=undeliverable)
         self._thread = threading.Thread(target=self._loop, name=f"dtf-server-{self.address}", daemon=True)
+        self._loop_ident = -1
         self._thread.start()
 
     def _push(self, frames: list[Any]) -> None:
         _push_from_thread(self._pushers, self._context, self._reply_endpoint, frames)
 
+    @property
+    def on_loop(self) -> bool:
+        """Whether the calling thread is this socket's event loop."""
+        return threading.get_ident() == self._loop_ident
+
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        """Runs ``fn()`` on the event loop, after what it is doing now (callable from any thread).
+
+        Example:
+            >>> server = ServiceSocket("127.0.0.1:0", lambda m, h, t: ({}, []))
+            >>> done = threading.Event()
+            >>> server.call_soon(done.set)
+            >>> done.wait(5)
+            True
+            >>> server.close()
+        """
+        self._calls.append(fn)
+        if not self.on_loop:
+            self._push(_WAKE)
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> None:
+        """Runs ``fn()`` on the event loop about ``delay`` seconds from now (call it on the loop)."""
+        heapq.heappush(self._timers, (time.monotonic() + delay, next(self._timer_order), fn))
+
+    def request(
+        self, address: str, method: str, header: dict[str, Any], tensors: Sequence[Any], callback: ReplyCallback
+    ) -> None:
+        """Sends a request to the task at ``address`` from the loop; ``callback(header, tensors, error)`` runs on
+        the loop with its reply (see :class:`~dtf_notebook.distributed.loop_peers.LoopPeers`)."""
+        if not self.on_loop:
+            self.call_soon(lambda: self.request(address, method, header, tensors, callback))
+            return
+        self.peers.request(address, method, header, tensors, callback, self._poller)
+
+    def send_oneway(self, address: str, method: str, header: dict[str, Any], tensors: Sequence[Any]) -> None:
+        """Sends a request that gets no reply, from the loop (see ``Client.send_oneway``)."""
+        if not self.on_loop:
+            self.call_soon(lambda: self.send_oneway(address, method, header, tensors))
+            return
+        self.peers.send_oneway(address, method, header, tensors, self._poller)
+
+    def _deliver_reply(self, frames: list[Any]) -> None:
+        if self.on_loop:
+            self._send(frames)
+        elif not self._closing.is_set():
+            self._push(frames)
+
     def _loop(self) -> None:
-        poller = zmq.Poller()
+        self._loop_ident = threading.get_ident()
+        poller = self._poller
         poller.register(self._router, zmq.POLLIN)
         poller.register(self._replies, zmq.POLLIN)
-        next_expiry = time.monotonic() + 1.0
+        peers = self.peers
+        next_tick = time.monotonic() + _TICK
         while not self._closing.is_set():
+            timeout = 100
+            if self._calls:
+                timeout = 0
+            elif peers.backlogged:
+                timeout = 5
+            elif self._timers:
+                timeout = max(0, min(timeout, int((self._timers[0][0] - time.monotonic()) * 1000) + 1))
             try:
-                ready = dict(poller.poll(100))
+                ready = dict(poller.poll(timeout))
             except zmq.ZMQError:
                 break
             if self._replies in ready:
                 for frames in _drain(self._replies):
-                    self._send(frames)
+                    if len(frames) > 1:
+                        self._send(frames)
             if self._router in ready:
                 for frames in _drain(self._router):
                     self._receive(frames)
+            if len(ready) > (self._router in ready) + (self._replies in ready):
+                peers.receive(ready)  # replies to the loop's own requests
+            self._run_calls()
+            if peers.backlogged:
+                peers.pump()
             now = time.monotonic()
-            if now >= next_expiry:
+            while self._timers and self._timers[0][0] <= now:
+                self._run(heapq.heappop(self._timers)[2])
+            if now >= next_tick:
                 self._assembler.expire(now)  # report streams whose sender went quiet
-                next_expiry = now + 1.0
+                peers.heartbeat(now)
+                if self._tick is not None:
+                    self._run(self._tick, now)
+                next_tick = now + _TICK
+        peers.close()
         self._router.close(0)
         self._replies.close(0)
+
+    def _run_calls(self) -> None:
+        # Only those queued so far: what they queue runs in the next round, after the sockets had their turn.
+        for _ in range(len(self._calls)):
+            self._run(self._calls.popleft())
+
+    @staticmethod
+    def _run(fn: Callable[..., None], *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - one failing continuation must not stop the loop serving everyone else
+            _log.exception("A call on the task's event loop failed")
 
     def _send(self, frames: list[Any]) -> None:
         identity = frames[0]
@@ -209,6 +383,18 @@ class ServiceSocket:
         if method == "Ping":
             self._send([identity, *wire.encode_message({"id": req_id, **self._stamp()})])
             return
+        if self._start is not None:
+            reply = Reply(self, identity, req_id, method, header, nbytes)
+            token = current_peer.set(peer)
+            try:
+                taken = self._start(method, header, tensors, reply)
+            except Exception as e:  # noqa: BLE001 - a handler bug must reach the caller, not kill the server
+                taken = True
+                reply.fail(e)
+            finally:
+                current_peer.reset(token)
+            if taken:
+                return
         if self._inline is not None and self._inline(method, header):
             self._handle(identity, req_id, method, header, tensors, nbytes, direct=True)
         else:

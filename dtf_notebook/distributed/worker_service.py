@@ -108,6 +108,11 @@ class WorkerService:
         # the session isolates its state), the handles of its graphs, and whether its master closed it.
         self._sessions: dict[str, _SessionState] = {}
         self._timings: dict[str, float] = {}  # graph handle -> recent run time, for partitions that never wait
+        # Graph handle -> whether its runs go on the event loop (see start_run_graph): True once a run on a thread
+        # showed its plan can stop at a receive; False when its runs keep the loop busy too long.
+        self._on_loop: dict[str, bool] = {}
+        self._loop_secs: dict[str, float] = {}  # graph handle -> recent time its runs kept the loop busy
+        self._loop_runs: dict[int, _LoopRun] = {}  # step id -> this task's partition of it, served on the loop
         self._held: dict[str, tuple[Any, float]] = {}  # token -> (fetched value, time), see _hold_large
         self.address = ""  # set by the Server once bound
         self._ids = itertools.count(1)
@@ -186,6 +191,8 @@ class WorkerService:
         with self._lock:
             entry = self._graphs.pop(handle, None)
             self._timings.pop(handle, None)
+            self._on_loop.pop(handle, None)
+            self._loop_secs.pop(handle, None)
             if entry is not None and entry[2] in self._sessions:
                 state = self._sessions[entry[2]]
                 state.graphs.discard(handle)
@@ -206,13 +213,13 @@ class WorkerService:
                     del self._sessions[session]
         return {}, []
 
-    def run_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+    def _prepare(self, header: dict[str, Any], tensors: list[Any]) -> _Prepared:
+        """Checks a ``RunGraph`` request and looks up its graph, fetches, targets and feeds."""
         handle = _field(header, "graph_handle", str)
         step_id = _field(header, "step_id", int)
         feed_names = _field(header, "feeds", list)
         fetch_names = _field(header, "fetches", list)
         target_names = _field(header, "targets", list)
-        timeout = header.get("timeout")
         if len(feed_names) != len(tensors):
             raise errors.InvalidArgumentError(
                 None, None, f"RunGraph got {len(tensors)} tensors for {len(feed_names)} feeds"
@@ -229,15 +236,13 @@ class WorkerService:
             feeds = [(graph.get_tensor_by_name(n), v) for n, v in zip(feed_names, tensors)]
         except (KeyError, ValueError) as e:
             raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
-        rendezvous = self.rendezvous.acquire(step_id)
-        master = header.get("master")
-        if isinstance(master, str) and self._master_alive is not None:
-            rendezvous.watchdog = _Throttled(lambda: self._master_alive(master), every=2.0)
-        tracing = bool(header.get("trace"))
-        sent_bytes: list[tuple[str, int]] = []  # (rendezvous key, bytes) of each tensor pushed, when tracing
+        return _Prepared(handle, step_id, graph, backend, fetches, targets, feeds)
 
-        peers = self._peers
-        outbox = Outbox(lambda task, keys, held: peers(task, step_id, keys, held) if peers else None)
+    def _step_context(self, header: dict[str, Any], step_id: int, rendezvous: Any, outbox: Outbox, tracing: bool):
+        """The step context of a partition run: its deadline, rendezvous, and the sends it holds back in ``outbox``
+        (with ``tracing``, also the bytes of each tensor pushed to another task)."""
+        timeout = header.get("timeout")
+        sent_bytes: list[tuple[str, int]] = []  # (rendezvous key, bytes) of each tensor pushed, when tracing
 
         def send(key: str, recv_device: str, value: Any) -> None:
             if tracing:
@@ -249,15 +254,35 @@ class WorkerService:
         rendezvous.on_wait = outbox.flush
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         step = StepContext(step_id, deadline, {"rendezvous": rendezvous, "send": send, "flush": outbox.flush})
+        return step, sent_bytes
+
+    def _outbox(self, step_id: int) -> Outbox:
+        peers = self._peers
+        return Outbox(lambda task, keys, held: peers(task, step_id, keys, held) if peers else None)
+
+    def run_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        run = self._prepare(header, tensors)
+        handle, step_id, graph, backend = run.handle, run.step_id, run.graph, run.backend
+        rendezvous = self.rendezvous.acquire(step_id)
+        master = header.get("master")
+        if isinstance(master, str) and self._master_alive is not None:
+            rendezvous.watchdog = _Throttled(lambda: self._master_alive(master), every=2.0)
+        tracing = bool(header.get("trace"))
+        outbox = self._outbox(step_id)
+        step, sent_bytes = self._step_context(header, step_id, rendezvous, outbox, tracing)
         started = time.perf_counter()
         metadata = RunMetadata() if tracing else None
         options = RunOptions(trace_level=RunOptions.FULL_TRACE) if tracing else None
         try:
-            results = backend.run(graph, fetches, targets, feeds, options, metadata, step=step)
+            results = backend.run(graph, run.fetches, run.targets, run.feeds, options, metadata, step=step)
             outbox.flush()
             if handle in self._timings:
                 # A decaying estimate, so a partition that turns slow leaves the I/O thread quickly.
                 self._timings[handle] = 0.5 * self._timings[handle] + 0.5 * (time.perf_counter() - started)
+            if not tracing and handle not in self._on_loop:
+                # Its next runs go on the event loop when its plan can stop at a receive instead of waiting.
+                plan = backend.plan(graph, run.fetches, run.targets, [t for t, _ in run.feeds])
+                self._on_loop[handle] = plan.resumable
         except errors.OpError as e:
             outbox.discard()
             rendezvous.abort(e)
@@ -272,6 +297,40 @@ class WorkerService:
         if metadata is not None:
             reply["trace"] = _trace_reply(graph, metadata, sent_bytes)
         return reply, results
+
+    def start_run_graph(self, header: dict[str, Any], tensors: list[Any], reply: Any, loop: Any) -> bool:
+        """Serves a ``RunGraph`` on the event loop ``loop`` (a ServiceSocket), answering through ``reply``
+        (``ok(header, tensors)`` / ``fail(error)``); False leaves it to a thread (see ``run_graph``).
+
+        A partition runs here once a run on a thread showed that its plan can stop at a receive whose tensor has
+        not come yet (serial, no control flow or queues): it stops there, and the loop runs it on when the tensor
+        (or an abort) arrives, so the loop never waits and the step crosses no thread of this task. The loop
+        checks its deadline, and every 2 s of waiting that its master is alive. A partition whose runs keep the
+        loop busy for more than 20 ms goes back to threads.
+        """
+        handle = header.get("graph_handle")
+        if not self._on_loop.get(handle) or header.get("trace"):
+            return False
+        try:
+            run = self._prepare(header, tensors)
+        except errors.OpError:
+            return False  # a thread reports it, as for any request
+        rendezvous = self.rendezvous.acquire(run.step_id)
+        outbox = self._outbox(run.step_id)
+        step, _ = self._step_context(header, run.step_id, rendezvous, outbox, False)
+        backend_run = run.backend.start(run.graph, run.fetches, run.targets, run.feeds, step)
+        master = header.get("master")
+        loop_run = _LoopRun(self, run, backend_run, rendezvous, outbox, reply, loop, master, header)
+        rendezvous.on_ready = lambda: loop.call_soon(loop_run.resume)
+        self._loop_runs[run.step_id] = loop_run
+        loop_run.resume()
+        return True
+
+    def tick(self, now: float) -> None:
+        """The event loop's periodic check of the partitions it serves: one past its deadline is aborted, and one
+        waiting for 2 s on a tensor pings its master (gone: the step is given up)."""
+        for loop_run in list(self._loop_runs.values()):
+            loop_run.check(now)
 
     def _hold_large(self, step_id: int, results: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """Keeps large fetched values here for the client to take directly (``TakeHeld``): they then cross
@@ -385,6 +444,83 @@ class WorkerService:
                 None, None, f"Variable {name!r} on {self.task_name} holds no numbers to make a histogram of"
             )
         return {"name": name, "task": self.task_name, **value_histogram(value, bins)}, []
+
+
+class _Prepared:
+    """A checked ``RunGraph`` request: its graph, backend and what to feed, fetch and run."""
+
+    __slots__ = ("handle", "step_id", "graph", "backend", "fetches", "targets", "feeds")
+
+    def __init__(self, handle, step_id, graph, backend, fetches, targets, feeds) -> None:
+        self.handle, self.step_id, self.graph, self.backend = handle, step_id, graph, backend
+        self.fetches, self.targets, self.feeds = fetches, targets, feeds
+
+
+class _LoopRun:
+    """A partition run served on a task's event loop (see ``WorkerService.start_run_graph``)."""
+
+    def __init__(self, worker, run, backend_run, rendezvous, outbox, reply, loop, master, header) -> None:
+        self.worker, self.run, self.backend_run = worker, run, backend_run
+        self.rendezvous, self.outbox, self.reply, self.loop = rendezvous, outbox, reply, loop
+        self.master = master if isinstance(master, str) and master != worker.address else None
+        self.direct_fetch = bool(header.get("direct_fetch"))
+        self.busy = 0.0  # seconds it kept the loop busy
+        self.checked = time.monotonic()  # when its master was last known alive
+        self.pinging = False
+
+    def resume(self) -> None:
+        worker, step_id = self.worker, self.run.step_id
+        started = time.perf_counter()
+        try:
+            results = self.backend_run.resume()
+            if results is None:
+                return  # stopped at a receive; the rendezvous calls back once its tensor (or an abort) is there
+            self.outbox.flush()
+        except BaseException as e:
+            self.outbox.discard()
+            error = e if isinstance(e, errors.OpError) else errors.InternalError(None, None, f"RunGraph failed: {e!r}")
+            self.rendezvous.abort(error)
+            self._end()
+            self.reply.fail(error)
+            if not isinstance(e, Exception):
+                raise
+            return
+        finally:
+            self.busy += time.perf_counter() - started
+        self._end()
+        reply: dict[str, Any] = {}
+        if self.direct_fetch and worker.address:
+            reply, results = worker._hold_large(step_id, results)
+        self.reply.ok(reply, results)
+
+    def _end(self) -> None:
+        worker, handle = self.worker, self.run.handle
+        worker._loop_runs.pop(self.run.step_id, None)
+        self.rendezvous.on_ready = None
+        worker.rendezvous.release(self.run.step_id)
+        worker.rendezvous.expire(older_than=_STALE_STEP_SECS)
+        secs = 0.5 * worker._loop_secs.get(handle, self.busy) + 0.5 * self.busy
+        worker._loop_secs[handle] = secs
+        if secs > _LOOP_MAX_SECS and handle in worker._on_loop:
+            worker._on_loop[handle] = False  # it keeps the loop from serving others: back to threads
+
+    def check(self, now: float) -> None:
+        step = self.backend_run.run.step
+        if step.deadline is not None and now > step.deadline:
+            self.rendezvous.abort(errors.DeadlineExceededError(None, None, "Timed out: the step ran past its deadline"))
+        elif self.master is not None and not self.pinging and now - self.checked >= 2.0:
+            self.pinging = True
+            self.loop.request(self.master, "Ping", {}, [], self._pinged)
+
+    def _pinged(self, header: Any, tensors: Any, error: Any) -> None:
+        self.pinging = False
+        self.checked = time.monotonic()
+        if error is not None:
+            self.rendezvous.abort(
+                errors.UnavailableError(
+                    None, None, f"The master of this step ({self.master}) is gone; giving up the step ({error.message})"
+                )
+            )
 
 
 class _Throttled:
@@ -503,6 +639,7 @@ def _field(header: dict[str, Any], name: str, kind: type) -> Any:
 
 
 _STALE_STEP_SECS = 600.0
+_LOOP_MAX_SECS = 0.02  # a partition whose runs keep the event loop busy longer than this runs on threads
 _DIRECT_FETCH_BYTES = 1 << 20  # fetched values this large go to the client directly
 _HELD_SECS = 120.0  # a held value nobody takes is dropped after this long
 _PLACEHOLDER = np.empty(0, np.uint8)

@@ -36,6 +36,7 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     python_io,
     random,
     summary,
+    test,
     train,
 )
 from dtf_notebook.compat.v1 import dtypes, image, signal, sparse, spectral, strings  # noqa: E402

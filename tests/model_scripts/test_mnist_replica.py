@@ -1,0 +1,138 @@
+"""mnist_replica.py (this folder), TF1's between-graph replica trainer, run as a whole program: one process per task
+(a ps and two workers on loopback ports), with --job_name/--task_index flags as its authors intended, under real
+TensorFlow (its own servers) and under dtf_notebook, in async mode and in sync mode (SyncReplicasOptimizer).
+
+The two workers race each other, so the steps each one runs and the final model differ from run to run even
+under one library: the comparison is of what is deterministic -- in sync mode the validation cross entropy of the
+initial model, which the chief prints before it hands out the first tokens (both libraries start from the same
+values, saved from TF's chief and loaded into ours), to 1e-5 -- and of outcomes: both workers finish, the global
+step reaches --train_steps, the variables live on the ps task, and training cuts the validation cross entropy to
+a fraction of its start under both, to within a factor of TF's. In sync mode the other worker may stay blocked
+on the token queue once the chief has finished and left, as it does under TF (nobody hands out tokens any more);
+the test then stops it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from dtf_notebook.distributed.cluster_key import write_key_file
+from dtf_notebook.distributed.local_process import free_port, task_env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "run_script.py")
+STEPS = 60
+DEADLINE = 240  # seconds for a whole run; a hang fails the test instead of blocking it
+SYNC_GRACE = 30  # seconds a sync-mode worker gets to finish once the chief has
+
+
+def _run_cluster(lib: str, sync: bool, tmp: str, chief_options: list[str]) -> dict[str, str]:
+    """Runs the ps and both workers as processes; returns the workers' stdout (``chief``, and ``worker1`` unless it
+    blocked in sync mode) and the chief's stderr (``chief_err``)."""
+    hosts = {job: [f"127.0.0.1:{free_port()}" for _ in range(n)] for job, n in (("ps", 1), ("worker", 2))}
+    common = [
+        f"--ps_hosts={','.join(hosts['ps'])}",
+        f"--worker_hosts={','.join(hosts['worker'])}",
+        f"--train_steps={STEPS}",
+        f"--data_dir={tmp}",
+        *(["--sync_replicas"] if sync else []),
+    ]
+    env = task_env()
+    if lib == "dtf":
+        key_file = os.path.join(tmp, "cluster.key")
+        write_key_file(key_file)
+        env["DTF_CLUSTER_KEY_FILE"] = key_file
+    procs: dict[str, subprocess.Popen] = {}
+    logs = {}
+    blocked: list[str] = []
+    try:
+        for name, job, index, options in (
+            ("ps", "ps", 0, []),
+            ("chief", "worker", 0, chief_options),
+            ("worker1", "worker", 1, []),
+        ):
+            out, err = (open(os.path.join(tmp, f"{lib}_{name}.{s}"), "w") for s in ("out", "err"))
+            logs[name] = (out, err)
+            command = [sys.executable, RUNNER, "--lib", lib, *options, "mnist_replica.py"]
+            command += [f"--job_name={job}", f"--task_index={index}", *common]
+            procs[name] = subprocess.Popen(command, cwd=HERE, env=env, stdout=out, stderr=err)
+        deadline = time.monotonic() + DEADLINE
+        for name in ("chief", "worker1"):
+            if name == "worker1" and sync:
+                # TF's sync mode: once the chief has left, nobody fills the token queue, so a worker whose last
+                # gradients came too late blocks in it forever (TF's own servers do this too).
+                deadline = min(deadline, time.monotonic() + SYNC_GRACE)
+            try:
+                code = procs[name].wait(max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                code = "still running after the deadline"
+                if name == "worker1" and sync:
+                    blocked.append(name)
+                    continue
+            if code != 0:
+                with open(logs[name][1].name) as f:
+                    raise AssertionError(f"{lib} {name} ({'sync' if sync else 'async'}): {code}\n{f.read()[-4000:]}")
+    finally:
+        for proc in procs.values():  # the ps serves forever (server.join()), as in TF
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        for out, err in logs.values():
+            out.close()
+            err.close()
+    result = {}
+    for name in ("chief", "worker1"):
+        if name in blocked:
+            continue
+        with open(os.path.join(tmp, f"{lib}_{name}.out")) as f:
+            result[name] = f.read()
+    with open(os.path.join(tmp, f"{lib}_chief.err")) as f:
+        result["chief_err"] = f.read()
+    return result
+
+
+def _floats(pattern: str, text: str) -> list[float]:
+    return [float(v) for v in re.findall(pattern, text)]
+
+
+def _check_run(run: dict[str, str]) -> float:
+    """The workers (both, or in sync mode the chief alone when the other one blocked) trained until the global step
+    reached STEPS; returns the chief's final validation cross entropy."""
+    finals = []
+    for name in ("chief", "worker1")[: len(run) - 1]:
+        steps = _floats(r"global step: (\d+)\)", run[name])
+        assert steps and steps[-1] >= STEPS, run[name][-2000:]
+        finals += _floats(r"step\(s\), validation cross entropy = (\S+)", run[name])
+    assert len(finals) == len(run) - 1 and np.isfinite(finals).all()
+    devices = re.search(r"run_script: variable devices (\[.*\])", run["chief_err"])
+    assert devices and all(d.startswith("/job:ps/task:0") for d in eval(devices.group(1), {})), run["chief_err"]
+    return finals[0]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("mode", ["async", "sync"])
+def test_mnist_replica_trains_as_under_tf(mode, tmp_path):
+    pytest.importorskip("tensorflow")
+    sync, tmp, init = mode == "sync", str(tmp_path), str(tmp_path / "init.pkl")
+    theirs = _run_cluster("tf", sync, tmp, ["--save-init", init])
+    mine = _run_cluster("dtf", sync, tmp, ["--load-init", init])
+    tf_final, final = _check_run(theirs), _check_run(mine)
+    if sync:
+        (tf_start,), (start,) = (
+            _floats(r"Initial validation cross entropy = (\S+)", r["chief"]) for r in (theirs, mine)
+        )
+        np.testing.assert_allclose(start, tf_start, rtol=1e-5, err_msg="initial validation cross entropy")
+    else:
+        # 200 validation images: an untrained model's summed cross entropy is about 200 * ln(10).
+        tf_start = start = 200 * np.log(10)
+    assert tf_final < 0.25 * tf_start and final < 0.25 * start, (tf_final, final)
+    assert 0.5 < final / tf_final < 2.0, (tf_final, final)

@@ -9,10 +9,16 @@ Example:
     'GradientDescentOptimizer'
 """
 
+import importlib
+import importlib.util
 from typing import Any
 
 
 def __getattr__(name: str) -> Any:
+    # A submodule asked for by ``from dtf_notebook.train import saver`` is imported, not looked up in tf.train: doing
+    # that while a module of this package is still being imported would assemble tf.train from its partial names.
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
     # The tf.train namespace is assembled in compat.v1.train (it also needs the distributed layer).
     from dtf_notebook.compat.v1 import train
 

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from typing import Any
 
 import dtf_notebook
 from dtf_notebook.distributed.local_process import free_port
-from tests.notebook.process_util import processes_mentioning, stop_group
+from tests.notebook.process_util import stop_server
 
 PACKAGE_PARENT = Path(dtf_notebook.__file__).resolve().parents[1]
 
@@ -97,11 +96,4 @@ def running_server(tmp: Path, runtime: Path, app: str = "server", extra: list[st
             time.sleep(0.5)
         yield server
     finally:
-        stop_group(proc)
-        # Its kernels (a lab's) run in sessions of their own, named by their connection files in this runtime dir.
-        deadline = time.monotonic() + 20
-        while (left := processes_mentioning(str(runtime))) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        assert left == [], f"processes left behind by jupyter {app}: {left}"
+        stop_server(proc, str(runtime), f"jupyter {app}")

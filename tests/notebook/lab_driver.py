@@ -16,7 +16,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ import pytest
 
 import dtf_notebook
 from dtf_notebook.distributed.local_process import free_port
-from tests.notebook.process_util import processes_mentioning, stop_group
+from tests.notebook.process_util import stop_server
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
 
@@ -214,14 +213,7 @@ def running_lab(tmp: Path, notebooks: Path) -> Iterator[Lab]:
             if proc.poll() is None:
                 server.shutdown_kernels()
         finally:
-            stop_group(proc)
-        # Kernels run in sessions of their own, named by their connection files in this runtime directory.
-        deadline = time.monotonic() + 20
-        while (left := processes_mentioning(str(runtime))) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        assert left == [], f"processes left behind by jupyter lab: {left}"
+            stop_server(proc, str(runtime), "jupyter lab")
         assert sorted(runtime.glob("dtf-cluster-*.json")) == [], "cluster files left in the runtime directory"
 
 

@@ -23,6 +23,19 @@ def stop_group(proc: subprocess.Popen, grace: float = 30.0) -> None:
         proc.wait()
 
 
+def stop_server(proc: subprocess.Popen, runtime: str, what: str) -> None:
+    """Stops a Jupyter server's process group, then waits up to 20 s for the processes naming its runtime directory
+    (its kernels, which run in sessions of their own, are named by their connection files there) to end; kills
+    those left and fails naming them."""
+    stop_group(proc)
+    deadline = time.monotonic() + 20
+    while (left := processes_mentioning(runtime)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], f"processes left behind by {what}: {left}"
+
+
 def processes_mentioning(text: str) -> list[int]:
     """Pids of this machine's processes whose command line contains ``text``."""
     pids = []

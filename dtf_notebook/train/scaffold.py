@@ -24,7 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 from dtf_notebook.framework.graph import GraphKeys, add_to_collection, get_collection, get_default_graph
-from dtf_notebook.ops import identity_ops, variables
+from dtf_notebook.ops import identity_ops, lookup_ops, resources, variables
+from dtf_notebook.ops.array.concat_split import concat
 from dtf_notebook.summary.summary_ops import merge_all
 from dtf_notebook.train.saver import Saver
 
@@ -41,12 +42,15 @@ class Scaffold:
     the graph (no op can be added afterwards).
 
     Args:
-        init_op: Initialises the model (default: every global variable's initializer).
+        init_op: Initialises the model (default: the global variables' and shared resources' initializers).
         init_feed_dict: Feeds for ``init_op``.
         init_fn: Called as ``init_fn(scaffold, session)`` after ``init_op``.
-        ready_op: 1-D string tensor naming what is uninitialised (default ``report_uninitialized_variables()``).
-        ready_for_local_init_op: Like ``ready_op``, over global variables only: checked before ``local_init_op``.
-        local_init_op: Initialises local variables and tables (default :meth:`default_local_init_op`).
+        ready_op: 1-D string tensor naming what is uninitialised (default: the uninitialised variables and
+            resources, concatenated).
+        ready_for_local_init_op: Like ``ready_op``, over global variables and shared resources only: checked
+            before ``local_init_op``.
+        local_init_op: Initialises local variables, tables and local resources (default
+            :meth:`default_local_init_op`).
         summary_op: Merged summaries (default ``tf.summary.merge_all()``).
         saver: Saves and restores the model (default a sharded ``Saver`` of all saveable variables).
         copy_from_scaffold: A scaffold whose pieces fill those not given here.
@@ -103,14 +107,10 @@ class Scaffold:
         if self._init_op is None:
             self._init_op = Scaffold.get_or_default("init_op", GraphKeys.INIT_OP, _default_init_op)
         if self._ready_op is None:
-            self._ready_op = Scaffold.get_or_default(
-                "ready_op", GraphKeys.READY_OP, variables.report_uninitialized_variables
-            )
+            self._ready_op = Scaffold.get_or_default("ready_op", GraphKeys.READY_OP, _default_ready_op)
         if self._ready_for_local_init_op is None:
             self._ready_for_local_init_op = Scaffold.get_or_default(
-                "ready_for_local_init_op",
-                GraphKeys.READY_FOR_LOCAL_INIT_OP,
-                lambda: variables.report_uninitialized_variables(variables.global_variables()),
+                "ready_for_local_init_op", GraphKeys.READY_FOR_LOCAL_INIT_OP, _default_ready_for_local_init_op
             )
         if self._local_init_op is None:
             self._local_init_op = Scaffold.get_or_default(
@@ -194,20 +194,41 @@ class Scaffold:
 
     @staticmethod
     def default_local_init_op() -> Any:
-        """Groups the local variables' initializers and the table initializers.
+        """Groups the initializers of the local variables, the tables and the local resources (as TF does).
 
         Example:
             >>> import dtf_notebook.compat.v1 as tf
             >>> with tf.Graph().as_default():
-            ...     tf.train.Scaffold.default_local_init_op().type
-            'NoOp'
+            ...     op = tf.train.Scaffold.default_local_init_op()
+            >>> op.type, sorted(i.name for i in op.control_inputs)
+            ('NoOp', ['init', 'init_1', 'init_all_tables'])
         """
-        tables = get_collection(GraphKeys.TABLE_INITIALIZERS)
-        return identity_ops.group(variables.local_variables_initializer(), *tables)
+        return identity_ops.group(
+            variables.local_variables_initializer(),
+            lookup_ops.tables_initializer(),
+            resources.initialize_resources(resources.local_resources()),
+        )
 
 
 def _default_init_op() -> Any:
-    return identity_ops.group(variables.global_variables_initializer())
+    return identity_ops.group(
+        variables.global_variables_initializer(),
+        resources.initialize_resources(resources.shared_resources()),
+        *get_collection("saved_model_initializers"),
+    )
+
+
+def _default_ready_op() -> Any:
+    report = [variables.report_uninitialized_variables(), resources.report_uninitialized_resources()]
+    return concat(report, 0)
+
+
+def _default_ready_for_local_init_op() -> Any:
+    report = [
+        variables.report_uninitialized_variables(variables.global_variables()),
+        resources.report_uninitialized_resources(resources.shared_resources()),
+    ]
+    return concat(report, 0)
 
 
 def _coalesce(a: Any, b: Any) -> Any:

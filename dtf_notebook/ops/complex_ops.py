@@ -22,8 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
@@ -214,22 +212,6 @@ def complex_abs(x: Any, name: str | None = None) -> Tensor:
         [5.]
     """
     return _part("ComplexAbs", x, name, "ComplexAbs")
-
-
-def is_complex(x: Any) -> bool:
-    """Whether ``x`` is (or converts to) a complex tensor, without building anything for other values.
-
-    Example:
-        >>> is_complex(1j), is_complex(np.zeros(2)), is_complex([1.0])
-        (True, False, False)
-    """
-    dtype = getattr(x, "dtype", None)
-    if dtype is None:
-        dtype = np.asarray(x).dtype
-    try:
-        return dtypes.as_dtype(dtype).is_complex
-    except TypeError:
-        return False
 
 
 def to_complex64(x: Any, name: str = "ToComplex64") -> Tensor:

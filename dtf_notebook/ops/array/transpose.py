@@ -44,9 +44,7 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
     with op_scope(name, "transpose", [a, perm]) as scope:
         x = convert_to_tensor(a, name="a")
         if conjugate and x.dtype.is_complex:
-            from dtf_notebook.ops.complex_ops import conjugate as conj  # complex ops build on the array ops
-
-            x = conj(x)
+            x = op_registry.builders.conjugate(x)  # the complex ops build on the array ops
         if perm is None:
             if x.shape.ndims is not None:
                 p = constant(np.arange(x.shape.ndims - 1, -1, -1, dtype=np.int32), name="perm")

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -179,3 +181,20 @@ def operand_dtype_error(allowed: Sequence[dtypes.DType]) -> str:
         'TypeError: ``x`` and ``y`` differ in dtype, or have one not among: float32, int32.'
     """
     return f"TypeError: ``x`` and ``y`` differ in dtype, or have one not among: {', '.join(d.name for d in allowed)}."
+
+
+def is_complex(x: Any) -> bool:
+    """Whether ``x`` is (or converts to) a complex tensor, without building anything for other values.
+
+    Example:
+        >>> import numpy as np
+        >>> is_complex(1j), is_complex(np.zeros(2)), is_complex([1.0])
+        (True, False, False)
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(x).dtype
+    try:
+        return dtypes.as_dtype(dtype).is_complex
+    except TypeError:
+        return False

@@ -117,9 +117,7 @@ def conj_if_complex(x: Tensor) -> Tensor:
     """
     if not x.dtype.is_complex:
         return x
-    from dtf_notebook.ops.complex_ops import conjugate  # complex_ops builds on this module
-
-    return conjugate(x)
+    return op_registry.builders.conjugate(x)  # complex_ops builds on this module
 
 
 def _mul_grad(op: Operation, grad: Any) -> list[Any]:

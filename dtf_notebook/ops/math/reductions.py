@@ -27,7 +27,7 @@ from dtf_notebook.framework.tensor_shape import TensorShape, unknown_shape
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.identity_ops import identity, stop_gradient
-from dtf_notebook.ops.math._common import REAL, array_ops, dense, deprecated_arg
+from dtf_notebook.ops.math._common import REAL, array_ops, dense, deprecated_arg, is_complex
 from dtf_notebook.ops.math.arg_reduce import argmax, argmin
 from dtf_notebook.ops.math.binary import add, maximum, multiply, realdiv, subtract, truediv
 from dtf_notebook.ops.math.cast import cast
@@ -349,7 +349,7 @@ def real(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's na
         ...     print(sess.run(tf.real([1.5, -2.0])))
         [ 1.5 -2. ]
     """
-    if _complex_ops().is_complex(input):
+    if is_complex(input):
         return _complex_ops().real_part(input, name)
     with name_scope(name, "Real", [input]):
         return _numeric(input, "input")
@@ -364,7 +364,7 @@ def imag(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's na
         ...     print(sess.run(tf.imag([1.5, -2.0])))
         [0. 0.]
     """
-    if _complex_ops().is_complex(input):
+    if is_complex(input):
         return _complex_ops().imag_part(input, name)
     with name_scope(name, "Imag", [input]):
         return array_ops().zeros_like(_numeric(input, "input"))
@@ -381,7 +381,7 @@ def conj(x: Any, name: str | None = None) -> Tensor:
     """
     if isinstance(x, Tensor) and x.dtype in REAL:
         return x
-    if _complex_ops().is_complex(x):
+    if is_complex(x):
         return _complex_ops().conjugate(x, name)
     with name_scope(name, "Conj", [x]):
         return _numeric(x, "x")
@@ -398,7 +398,7 @@ def angle(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's n
     """
     from dtf_notebook.ops.math.select import where
 
-    if _complex_ops().is_complex(input):
+    if is_complex(input):
         return _complex_ops().angle_of(input, name)
     ao = array_ops()
     with name_scope(name, "Angle", [input]):

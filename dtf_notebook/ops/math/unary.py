@@ -21,7 +21,7 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.ops.math._common import COMPLEX, FLOAT, REAL, SIGNED, array_ops, dense, table_builder
+from dtf_notebook.ops.math._common import COMPLEX, FLOAT, REAL, SIGNED, array_ops, dense, is_complex, table_builder
 from dtf_notebook.ops.math.binary import add, multiply, realdiv, subtract
 from dtf_notebook.ops.op_helpers import check_dtype, make_op, same_as_input
 
@@ -137,10 +137,8 @@ def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
         ...     print(sess.run([tf.abs([-1.5, 2.0]), tf.abs(tf.constant([3 + 4j], tf.complex64))]))
         [array([1.5, 2. ], dtype=float32), array([5.], dtype=float32)]
     """
-    from dtf_notebook.ops import complex_ops  # complex tensors' ops build on this module
-
-    if complex_ops.is_complex(x):
-        return complex_ops.complex_abs(x, name)
+    if is_complex(x):
+        return op_registry.builders.complex_abs(x, name)  # complex tensors' ops build on this module
     return _real_abs(x, name)
 
 

@@ -15,8 +15,9 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    # A submodule asked for by ``from dtf_notebook.train import saver`` is imported, not looked up in tf.train: doing
-    # that while a module of this package is still being imported would assemble tf.train from its partial names.
+    # A module of this package asked for by ``from dtf_notebook.train import x`` before it was imported is that
+    # module: answering from compat.v1.train here would import it in the middle of the importing module, whose
+    # names its ``*`` imports would then miss (tf.train.MonitoredSession did).
     if importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")
     # The tf.train namespace is assembled in compat.v1.train (it also needs the distributed layer).

@@ -17,7 +17,8 @@ Example:
     >>> echo = ServiceSocket("127.0.0.1:0", lambda method, header, tensors: ({"x": header["x"]}, []))
     >>> peers, poller, got = LoopPeers(), zmq.Poller(), []
     >>> peers.request(echo.address, "Echo", {"x": 7}, [], lambda h, t, e: got.append(h["x"]), poller)
-    >>> while not got:
+    >>> while not got:  # the loop's round: sends what waited for the connection, then handles replies
+    ...     peers.pump()
     ...     peers.receive(dict(poller.poll(50)))
     >>> got
     [7]

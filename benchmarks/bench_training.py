@@ -1,7 +1,24 @@
 """Training benchmark: async data-parallel training, a partitioned embedding, sharded checkpoints.
 
-Run: ``python benchmarks/bench_training.py [--duration S] [--repeats N] [--rows N] [--threads T]``
+Run: ``python benchmarks/bench_training.py [--duration S] [--rounds N] [--workers 1,2,4] [--repeats N] [--rows N]``
 
+The headline is the layout TF1 users run (``mnist_replica.py``, every TF1 tutorial): every task a server
+process (``python -m dtf_notebook.server``), every worker's training script a client process of its own opening
+``tf.Session("zmq://worker-i:port")`` -- side by side, in the same run, with TF 2.21 ``tf.distribute.Server``
+processes and ``grpc://`` clients running the same client code (see ``_layout.py``), when ``tensorflow`` is
+installed. For each: examples/s (or steps/s, latency, MB/s) summed over the clients, and the median, p90 and max
+of every ``sess.run`` of every client (``--rounds`` repeats the whole comparison; rates are medians over rounds,
+step times pooled):
+
+* async MLP 784-100-10 on 2 ps with 1, 2 and 4 workers, each with its own client: ``replica_device_setter(
+  cluster=..., worker_device="/job:worker/task:i")``, plain GD, a batch of 100 digits fed per step, fetching
+  ``[train_op, loss]``; the clients start together after a barrier (a counter on ps 0);
+* the partitioned embedding ``[rows, 20]`` over 3 ps (``fixed_size_partitioner(3)``), 1 worker, 1,024 random ids
+  per step, GD;
+* ``assign_add`` on a ps variable from a client process (1 ps + 1 worker): latency;
+* 64 MiB ps->worker (the worker reduces a ps variable): MB/s.
+
+Then, as before (a second table), the layout where each worker process runs its server and its session itself.
 Every task is its own process (``python -m dtf_notebook.server`` for servers). Measured, in one run:
 
 * (a) async training throughput (examples/s) of the seeds' 784-100-10 network (plain SGD, batch 100, scikit-learn
@@ -31,7 +48,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
+import _layout
 import numpy as np
 from _common import timed
 
@@ -248,6 +267,93 @@ def copy_seconds(nbytes: int, workdir: str, repeats: int) -> float:
     return timed(lambda: shutil.copyfile(src, dst), repeats, warmup=1)
 
 
+# ---- the headline: the client-process layout, ours and TF's side by side ---------------------------------
+def tensorflow_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("tensorflow") is not None
+
+
+def client_layout(
+    workers: list[int], duration: float, warmup: int, rows: int, rounds: int, libs: list[str]
+) -> dict[tuple[str, str], dict[str, float]]:
+    """Every workload of the headline, for each library in ``libs`` (one after the other, in alternating order
+    per round); ``(workload, lib)`` -> ``rate`` (median over rounds) and ``median``/``p90``/``max`` step seconds
+    (pooled), where ``rate`` is examples/s, steps/s, or bytes/s (transfer)."""
+    workloads: list[tuple[str, str, dict[str, int], int, Any]] = [
+        (f"mlp{n}", "mlp", {"ps": 2, "worker": n}, n, None) for n in workers
+    ]
+    workloads += [
+        ("embedding", "embedding", {"ps": 3, "worker": 1}, 1, rows),
+        ("latency", "latency", {"ps": 1, "worker": 1}, 1, None),
+        ("transfer", "transfer", {"ps": 1, "worker": 1}, 1, None),
+    ]
+    results: dict[tuple[str, str], list[list[dict[str, Any]]]] = {}
+    workdir = tempfile.mkdtemp(prefix="bench-layout-")
+    try:
+        data = _layout.digits_file(workdir)
+        for r in range(rounds):
+            for name, workload, jobs, clients, extra in workloads:
+                for lib in libs if r % 2 == 0 else libs[::-1]:
+                    # The transfer moves 64 MiB per step: a few steps make a window.
+                    warm = min(warmup, 3) if workload == "transfer" else warmup
+                    with _layout.Servers(lib, jobs) as servers:
+                        out = _layout.run_clients(servers, workload, clients, duration, warm, data, extra)
+                    results.setdefault((name, lib), []).append(out)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    summary: dict[tuple[str, str], dict[str, float]] = {}
+    for key, runs in results.items():
+        per_step = runs[0][0]["per_step"]
+        rates = [_layout.combined(out, per_step)["rate"] for out in runs]
+        times = [t for out in runs for r in out for t in r["times"]]
+        summary[key] = {"rate": statistics.median(rates), **_layout.summary(times)}
+    return summary
+
+
+def print_layout(summary: dict[tuple[str, str], dict[str, float]], workers: list[int], rows: int, libs: list[str]):
+    def cell(key: tuple[str, str], unit: str) -> str:
+        if key not in summary:
+            return f"{'-':>30s}"
+        r = summary[key]
+        value = {
+            "ex": f"{r['rate']:,.0f}",
+            "steps": f"{r['rate']:,.1f}",
+            "us": f"{r['median'] * 1e6:,.0f}",
+            "mb": f"{r['rate'] / 1e6:,.0f}",
+        }[unit]
+        return f"{value:>9s} {r['median'] * 1e3:6.2f}/{r['p90'] * 1e3:6.2f}/{r['max'] * 1e3:6.1f}"
+
+    def ratio(name: str, unit: str) -> str:
+        ours, tf = summary.get((name, "dtf")), summary.get((name, "tf"))
+        if not ours or not tf:
+            return ""
+        if unit == "us":
+            return f"{ours['median'] / tf['median']:.2f}x TF's latency"
+        return f"{ours['rate'] / tf['rate']:.2f}x TF; p90 {ours['p90'] / ours['median']:.1f}x median"
+
+    print(
+        "Client-process layout: every task a server process, every worker's script a client process "
+        "(tf.Session('zmq://...'); TF 2.21: tf.distribute.Server + 'grpc://...'), side by side in one run"
+    )
+    print(f"{'workload':52s} {'TF 2.21':>30s} {'dtf_notebook':>30s}  ratio")
+    print(f"{'':52s} {'value  median/p90/max step ms':>30s} {'value  median/p90/max step ms':>30s}")
+    print("-" * 150)
+    for n in workers:
+        label = f"async MLP 2 ps + {n} worker{'s' if n > 1 else ''}, examples/s"
+        print(f"{label:52s} {cell((f'mlp{n}', 'tf'), 'ex')} {cell((f'mlp{n}', 'dtf'), 'ex')}  {ratio(f'mlp{n}', 'ex')}")
+    label = f"embedding [{rows}, {EMBEDDING_DIM}] on 3 ps, steps/s"
+    print(
+        f"{label:52s} {cell(('embedding', 'tf'), 'steps')} {cell(('embedding', 'dtf'), 'steps')}  "
+        f"{ratio('embedding', 'steps')}"
+    )
+    label = "assign_add on ps from a client process, median us"
+    print(f"{label:52s} {cell(('latency', 'tf'), 'us')} {cell(('latency', 'dtf'), 'us')}  {ratio('latency', 'us')}")
+    label = "64 MiB ps->worker (reduced on the worker), MB/s"
+    print(f"{label:52s} {cell(('transfer', 'tf'), 'mb')} {cell(('transfer', 'dtf'), 'mb')}  {ratio('transfer', 'mb')}")
+    print()
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=10.0, help="seconds of each training throughput window")
@@ -256,7 +362,23 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rows", type=int, default=1_000_000, help="rows of the partitioned embedding")
     p.add_argument("--threads", type=int, default=1, help="torch threads of this process (tasks use 1 each)")
     p.add_argument("--keyed", action="store_true", help="lock the clusters with a cluster key (CurveZMQ)")
+    p.add_argument("--workers", default="1,2,4", help="worker counts of the client-process layout's async MLP")
+    p.add_argument("--rounds", type=int, default=1, help="rounds of the client-process layout (medians reported)")
+    p.add_argument("--layout", choices=("both", "client", "in-worker"), default="both", help="which tables to run")
+    p.add_argument("--no-tf", action="store_true", help="skip TensorFlow in the client-process layout")
     args = p.parse_args(argv)
+    if args.layout != "in-worker":
+        workers = [int(n) for n in args.workers.split(",")]
+        libs = ["dtf"] + ([] if args.no_tf or not tensorflow_installed() else ["tf"])
+        load = os.getloadavg()[0]
+        summary = client_layout(workers, args.duration, args.warmup, args.rows, args.rounds, libs)
+        print(
+            f"dtf_notebook training benchmark: {os.cpu_count()} cores, load average {load:.1f} at the start, "
+            f"{os.getloadavg()[0]:.1f} at the end; {args.duration:g} s windows, {args.rounds} round(s)"
+        )
+        print_layout(summary, workers, args.rows, libs)
+        if args.layout == "client":
+            return
 
     import torch
 

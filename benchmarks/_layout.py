@@ -1,0 +1,424 @@
+"""The layout TF1 users run: every task a server process, every worker's training script a client process.
+
+``bench_training.py`` and ``bench_cluster.py`` measure it side by side for dtf_notebook (``python -m
+dtf_notebook.server`` tasks, clients opening ``tf.Session("zmq://worker-i:port")``) and, when installed, TF 2.21
+(``tf.distribute.Server`` tasks, clients opening ``tf.Session("grpc://...")``): the same client code, given
+``dtf_notebook.compat.v1`` or ``tensorflow.compat.v1`` as ``tf``.
+
+This file is also the client: ``python benchmarks/_layout.py --lib dtf|tf --workload mlp|embedding|latency|transfer
+--spec JSON --task I --out FILE ...`` builds its graph, waits at a start barrier (a counter on ps task 0) with the
+other clients of its run, times every ``sess.run`` of its window and writes ``{"steps", "seconds", "times"}`` (and
+for ``transfer`` the bytes per step) as JSON to ``--out``. ``DTF_BENCH_PROFILE=DIR`` runs the window under cProfile
+and leaves ``DIR/client-<task>.prof``.
+
+Example:
+    >>> summary([0.001, 0.002, 0.003, 0.010])["p90"] > summary([0.001, 0.002, 0.003, 0.010])["median"]
+    True
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.abspath(__file__)
+BATCH = 100
+LEARNING_RATE = 0.1
+EMBEDDING_DIM = 20
+LOOKUP_BATCH = 1024
+TRANSFER_BYTES = 64 << 20
+
+TF_SERVER = r"""
+import json, sys
+import tensorflow as tf
+spec = json.loads(sys.argv[1])
+server = tf.distribute.Server(tf.train.ClusterSpec(spec), job_name=sys.argv[2], task_index=int(sys.argv[3]))
+print("ready", flush=True)
+server.join()
+"""
+
+
+def env_for(path: str | None = None) -> dict[str, str]:
+    """Environment of every server and client process: ``path`` (default: this tree) first on the import path,
+    one OpenMP thread (2-core machine; the same for both libraries), TF's logging quiet, no cluster key."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = (path or REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["OMP_NUM_THREADS"] = "1"
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env.pop("DTF_CLUSTER_KEY", None)
+    env.pop("DTF_CLUSTER_KEY_FILE", None)
+    return env
+
+
+def free_ports(n: int) -> list[int]:
+    from dtf_notebook.distributed.local_process import free_port
+
+    return [free_port() for _ in range(n)]
+
+
+class Servers:
+    """Server processes of one cluster (``lib`` "dtf" or "tf"), started in parallel; a context manager."""
+
+    def __init__(self, lib: str, jobs: dict[str, int], path: str | None = None) -> None:
+        ports = iter(free_ports(sum(jobs.values())))
+        host = "127.0.0.1" if lib == "dtf" else "localhost"
+        self.lib = lib
+        self.spec = {job: [f"{host}:{next(ports)}" for _ in range(n)] for job, n in jobs.items()}
+        self.path = path
+        self.procs: list[subprocess.Popen] = []
+        self.logs: list[str] = []
+
+    def __enter__(self) -> Servers:
+        spec = json.dumps(self.spec)
+        for job, addresses in self.spec.items():
+            for task in range(len(addresses)):
+                if self.lib == "dtf":
+                    args = [sys.executable, "-m", "dtf_notebook.server", "--cluster", spec]
+                    if os.environ.get("DTF_BENCH_PROFILE"):
+                        args = [sys.executable, HERE, "--serve-profiled", f"{job}{task}", "--cluster", spec]
+                    args += ["--job", job, "--task", str(task)]
+                else:
+                    args = [sys.executable, "-c", TF_SERVER, spec, job, str(task)]
+                log = tempfile.NamedTemporaryFile("w+", suffix=f"-{self.lib}-{job}{task}.log", delete=False)
+                env = env_for(self.path)
+                # ``python -m`` looks in the working directory first: run in the tree being measured.
+                cwd = self.path or REPO
+                self.procs.append(subprocess.Popen(args, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT))
+                self.logs.append(log.name)
+        deadline = time.monotonic() + 120
+        waiting = set(range(len(self.procs)))
+        while waiting:
+            for i in list(waiting):
+                with open(self.logs[i]) as f:
+                    if "ready" in f.read():
+                        waiting.discard(i)
+                if self.procs[i].poll() is not None or time.monotonic() > deadline:
+                    self.__exit__()
+                    with open(self.logs[i]) as f:
+                        raise RuntimeError(f"{self.lib} server {i} did not start:\n{f.read()[-2000:]}")
+            time.sleep(0.05)
+        return self
+
+    def named(self) -> list[tuple[str, subprocess.Popen]]:
+        """(``job`` + index, process) of each server."""
+        names = [f"{job}{i}" for job, addresses in self.spec.items() for i in range(len(addresses))]
+        return list(zip(names, self.procs))
+
+    def target(self, job: str, task: int) -> str:
+        return ("zmq://" if self.lib == "dtf" else "grpc://") + self.spec[job][task]
+
+    def __exit__(self, *exc: Any) -> None:
+        for proc in self.procs:
+            proc.send_signal(2)  # SIGINT: a profiled dtf server writes its profile on the way out
+        for proc in self.procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        for name in self.logs:
+            os.unlink(name)
+
+
+def run_clients(
+    servers: Servers, workload: str, clients: int, duration: float, warmup: int, data: str = "", extra: Any = None
+) -> list[dict[str, Any]]:
+    """Starts ``clients`` client processes (client i drives worker task i) and returns what each measured."""
+    procs, outs = [], []
+    for task in range(clients):
+        out = tempfile.NamedTemporaryFile("w+", suffix=f"-client{task}.json", delete=False).name
+        args = [sys.executable, HERE, "--lib", servers.lib, "--workload", workload, "--spec", json.dumps(servers.spec)]
+        args += ["--task", str(task), "--clients", str(clients), "--duration", str(duration)]
+        args += ["--warmup", str(warmup), "--data", data, "--out", out, "--extra", json.dumps(extra)]
+        if task == 0:  # the first client also reads the servers' CPU time over its window
+            args += ["--server-pids", json.dumps({name: proc.pid for name, proc in servers.named()})]
+        procs.append(
+            subprocess.Popen(args, env=env_for(servers.path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        )
+        outs.append(out)
+    results = []
+    for task, (proc, out) in enumerate(zip(procs, outs)):
+        try:
+            log, _ = proc.communicate(timeout=duration + 600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            log, _ = proc.communicate()
+        with open(out) as f:
+            text = f.read()
+        os.unlink(out)
+        if proc.returncode != 0 or not text:
+            raise RuntimeError(f"{servers.lib} {workload} client {task} failed ({proc.returncode}):\n{log[-3000:]}")
+        results.append(json.loads(text))
+    return results
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    """Median, p90 and max of step times (seconds)."""
+    ordered = sorted(times)
+    return {
+        "median": statistics.median(ordered),
+        "p90": ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))],
+        "max": ordered[-1],
+    }
+
+
+def combined(results: list[dict[str, Any]], per_step: float = 1.0) -> dict[str, float]:
+    """Rate over all clients (sum of each one's ``steps * per_step / seconds``) and the step times of all."""
+    rate = sum(r["steps"] * per_step / r["seconds"] for r in results)
+    return {"rate": rate, **summary([t for r in results for t in r["times"]])}
+
+
+def digits_file(directory: str) -> str:
+    """The training digits as an ``.npz`` in ``directory`` (clients of both libraries read the same arrays)."""
+    from dtf_notebook.datasets import load_digits_784
+
+    x_train, y_train, _, _ = load_digits_784()
+    path = os.path.join(directory, "digits.npz")
+    import numpy as np
+
+    np.savez(path, x=x_train, y=y_train)
+    return path
+
+
+# ---- the client ----------------------------------------------------------------------------------------------
+def _import(lib: str):
+    if lib == "tf":
+        import tensorflow.compat.v1 as tf
+
+        tf.disable_v2_behavior()
+        return tf
+    import dtf_notebook.compat.v1 as tf
+
+    return tf
+
+
+def _wait_initialized(tf, sess, chief: bool) -> None:
+    if chief:
+        sess.run(tf.global_variables_initializer())
+        return
+    uninitialized = tf.report_uninitialized_variables()
+    while len(sess.run(uninitialized)):
+        time.sleep(0.05)
+
+
+def _barrier(tf, sess, arrive, arrived, clients: int) -> None:
+    sess.run(arrive)
+    while sess.run(arrived) < clients:
+        time.sleep(0.002)
+
+
+def _client(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    tf = _import(args.lib)
+    spec = json.loads(args.spec)
+    cluster = tf.train.ClusterSpec(spec)
+    task = args.task
+    target = ("zmq://" if args.lib == "dtf" else "grpc://") + spec["worker"][task]
+    rng = np.random.default_rng(task)
+    setter = tf.train.replica_device_setter(cluster=cluster, worker_device=f"/job:worker/task:{task}")
+    with tf.device("/job:ps/task:0"):
+        arrived = tf.get_variable("arrived", [], tf.int32, initializer=tf.zeros_initializer())
+    arrive = tf.assign_add(arrived, 1)
+    per_step = 1
+    if args.workload == "mlp":
+        data = np.load(args.data)
+        x_all, y_all = data["x"][task :: args.clients], data["y"][task :: args.clients]
+        with tf.device(setter):
+            x = tf.placeholder(tf.float32, [None, 784])
+            y = tf.placeholder(tf.int64, [None])
+            w1 = tf.get_variable("weights_1", [784, 100])
+            b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
+            w2 = tf.get_variable("weights_2", [100, 10])
+            b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
+            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+            global_step = tf.train.get_or_create_global_step()
+            train_op = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss, global_step=global_step)
+        fetches = [train_op, loss]
+        starts = list(range(0, len(x_all) - BATCH + 1, BATCH))
+        order = iter(())
+
+        def feed():
+            nonlocal order
+            i = next(order, None)
+            if i is None:
+                order = iter(rng.permutation(starts).tolist())
+                i = next(order)
+            return {x: x_all[i : i + BATCH], y: y_all[i : i + BATCH]}
+
+        per_step = BATCH
+    elif args.workload == "embedding":
+        rows = int(args.extra or 1_000_000)
+        with tf.device(setter):
+            embedding = tf.get_variable("embedding", [rows, EMBEDDING_DIM], partitioner=tf.fixed_size_partitioner(3))
+            ids = tf.placeholder(tf.int64, [LOOKUP_BATCH], name="ids")
+            loss = tf.reduce_sum(tf.square(tf.nn.embedding_lookup(embedding, ids)))
+            train_op = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        fetches = [train_op, loss]
+
+        def feed():
+            return {ids: rng.integers(0, rows, LOOKUP_BATCH)}
+
+    elif args.workload == "latency":
+        with tf.device("/job:ps/task:0"):
+            counter = tf.Variable(0.0, name="counter")
+        fetches = tf.assign_add(counter, 1.0)
+
+        def feed():
+            return None
+
+    elif args.workload == "transfer":
+        with tf.device("/job:ps/task:0"):
+            big = tf.Variable(tf.zeros([TRANSFER_BYTES // 4]), name="big")
+        with tf.device(f"/job:worker/task:{task}"):
+            fetches = tf.reduce_sum(big)
+        per_step = TRANSFER_BYTES
+
+        def feed():
+            return None
+
+    else:
+        raise SystemExit(f"unknown workload {args.workload!r}")
+    config = tf.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{task}"])
+    with tf.Session(target, config=config) as sess:
+        _wait_initialized(tf, sess, chief=task == 0)
+        for _ in range(args.warmup):
+            sess.run(fetches, feed())
+        _barrier(tf, sess, arrive, arrived, args.clients)
+        profile_dir = os.environ.get("DTF_BENCH_PROFILE")
+        profiler = None
+        if profile_dir:
+            import cProfile
+            import signal
+
+            for pid in args.server_pids.values():
+                os.kill(pid, signal.SIGUSR1)  # profiled servers drop what they recorded before the window
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        times: list[float] = []
+        clock = time.perf_counter
+        servers_before = {name: cpu_seconds(pid) for name, pid in args.server_pids.items()}
+        own_before = time.process_time()
+        start = clock()
+        while clock() - start < args.duration:
+            feeds = feed()
+            t = clock()
+            sess.run(fetches, feeds)
+            times.append(clock() - t)
+        seconds = clock() - start
+        cpu = {"client": time.process_time() - own_before}
+        cpu.update({name: cpu_seconds(pid) - servers_before[name] for name, pid in args.server_pids.items()})
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(os.path.join(profile_dir, f"client-{args.lib}-{task}.prof"))
+    return {"steps": len(times), "seconds": seconds, "times": times, "per_step": per_step, "cpu": cpu}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process (all its threads) used so far, from ``/proc`` (0.0 where unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def serve_profiled(name: str, argv: list[str]) -> None:
+    """``python -m dtf_notebook.server`` with every thread under cProfile; the profiles of all threads, merged,
+    go to ``$DTF_BENCH_PROFILE/server-<name>.prof`` when the server stops (SIGINT)."""
+    import cProfile
+    import threading
+
+    profiles: list[cProfile.Profile] = []
+
+    def start_thread_profile(frame: Any, event: str, arg: Any) -> None:
+        profile = cProfile.Profile()
+        profiles.append(profile)
+        profile.enable()  # replaces this hook in the new thread
+
+    threading.setprofile(start_thread_profile)
+    main_profile = cProfile.Profile()
+    profiles.append(main_profile)
+    import dtf_notebook.server as server_main
+
+    real_exit = os._exit
+    from dtf_notebook.distributed.server import Server
+
+    real_stop = Server.stop
+
+    def stop_and_dump_threads(server: Any) -> None:
+        # Each thread's CPU seconds, while the server's threads still run (named where Python knows them).
+        with open(os.path.join(os.environ["DTF_BENCH_PROFILE"], f"threads-{name}.txt"), "w") as f:
+            python_threads = {t.native_id: f"{type(t).__name__} {t.name}" for t in threading.enumerate()}
+            for tid in sorted(os.listdir("/proc/self/task"), key=int):
+                with open(f"/proc/self/task/{tid}/stat") as stat:
+                    comm = stat.read().partition("(")[2].rpartition(")")
+                fields = comm[2].split()
+                cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                print(f"{tid:>8} {cpu:8.2f} s  {comm[0]:16s} {python_threads.get(int(tid), '')}", file=f)
+        real_stop(server)
+
+    Server.stop = stop_and_dump_threads
+
+    def dump_and_exit(code: int) -> None:
+        import pstats
+
+        stats = pstats.Stats(profiles[0])
+        for profile in profiles[1:]:
+            try:
+                stats.add(profile)
+            except (TypeError, ValueError):
+                pass  # a thread that never ran Python code
+        stats.dump_stats(os.path.join(os.environ["DTF_BENCH_PROFILE"], f"server-{name}.prof"))
+        real_exit(code)
+
+    def clear(*_: Any) -> None:  # the measurement window starts (a client sends SIGUSR1): forget the start-up
+        for profile in profiles:
+            profile.clear()
+
+    import signal
+
+    signal.signal(signal.SIGUSR1, clear)
+    os._exit = dump_and_exit
+    main_profile.enable()
+    server_main.main(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--serve-profiled":
+        serve_profiled(argv[1], argv[2:])
+        return
+    p = argparse.ArgumentParser(description="one client process of the client-process layout")
+    p.add_argument("--lib", choices=("dtf", "tf"), required=True)
+    p.add_argument("--workload", required=True)
+    p.add_argument("--spec", required=True)
+    p.add_argument("--task", type=int, default=0)
+    p.add_argument("--clients", type=int, default=1)
+    p.add_argument("--duration", type=float, default=5.0)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--data", default="")
+    p.add_argument("--extra", default="null")
+    p.add_argument("--out", required=True)
+    p.add_argument("--server-pids", default="{}", help="JSON name -> pid of servers whose CPU time to report")
+    args = p.parse_args(argv)
+    args.extra = json.loads(args.extra)
+    args.server_pids = json.loads(args.server_pids)
+    result = _client(args)
+    with open(args.out, "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main()

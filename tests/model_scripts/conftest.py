@@ -6,5 +6,5 @@ import os
 collect_ignore = [
     name
     for name in os.listdir(os.path.dirname(os.path.abspath(__file__)))
-    if name.endswith(".py") and name not in ("conftest.py", "test_model_scripts.py", "run_script.py")
+    if name.endswith(".py") and not name.startswith("test_") and name not in ("conftest.py", "run_script.py")
 ]

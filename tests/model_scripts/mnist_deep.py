@@ -23,7 +23,9 @@ TensorFlow's tensorflow/examples/tutorials/mnist/mnist_deep.py (r1.x), written a
 Changed for the test: the import line (the test runs it with ``import tensorflow.compat.v1 as tf`` too), the data
 (input_data of this folder: scikit-learn's digits shaped like MNIST), the loss printed beside the training accuracy,
 and flags for the number of steps (the original's 20000) and the training keep probability (the original's 0.5;
-dropout masks are random numbers, which differ between libraries, so the test compares runs with 1.0).
+dropout masks are random numbers, which differ between libraries, so the test compares runs with 1.0), and slim-style
+--master/--ps_tasks flags (as in tensorflow/models' train_image_classifier.py) so that the same script trains with its
+variables on the ps task of a cluster.
 """
 
 import argparse
@@ -128,33 +130,34 @@ def main(_):
     # Import data
     mnist = input_data.read_data_sets(FLAGS.data_dir)
 
-    # Create the model
-    x = tf.placeholder(tf.float32, [None, 784])
+    with tf.device(tf.train.replica_device_setter(FLAGS.ps_tasks)):
+        # Create the model
+        x = tf.placeholder(tf.float32, [None, 784])
 
-    # Define loss and optimizer
-    y_ = tf.placeholder(tf.int64, [None])
+        # Define loss and optimizer
+        y_ = tf.placeholder(tf.int64, [None])
 
-    # Build the graph for the deep net
-    y_conv, keep_prob = deepnn(x)
+        # Build the graph for the deep net
+        y_conv, keep_prob = deepnn(x)
 
-    with tf.name_scope("loss"):
-        cross_entropy = tf.losses.sparse_softmax_cross_entropy(labels=y_, logits=y_conv)
-    cross_entropy = tf.reduce_mean(cross_entropy)
+        with tf.name_scope("loss"):
+            cross_entropy = tf.losses.sparse_softmax_cross_entropy(labels=y_, logits=y_conv)
+        cross_entropy = tf.reduce_mean(cross_entropy)
 
-    with tf.name_scope("adam_optimizer"):
-        train_step = tf.train.AdamOptimizer(1e-4).minimize(cross_entropy)
+        with tf.name_scope("adam_optimizer"):
+            train_step = tf.train.AdamOptimizer(1e-4).minimize(cross_entropy)
 
-    with tf.name_scope("accuracy"):
-        correct_prediction = tf.equal(tf.argmax(y_conv, 1), y_)
-        correct_prediction = tf.cast(correct_prediction, tf.float32)
-    accuracy = tf.reduce_mean(correct_prediction)
+        with tf.name_scope("accuracy"):
+            correct_prediction = tf.equal(tf.argmax(y_conv, 1), y_)
+            correct_prediction = tf.cast(correct_prediction, tf.float32)
+        accuracy = tf.reduce_mean(correct_prediction)
 
     graph_location = tempfile.mkdtemp()
     print("Saving graph to: %s" % graph_location)
     train_writer = tf.summary.FileWriter(graph_location)
     train_writer.add_graph(tf.get_default_graph())
 
-    with tf.Session() as sess:
+    with tf.Session(FLAGS.master) as sess:
         sess.run(tf.global_variables_initializer())
         for i in range(FLAGS.max_steps):
             batch = mnist.train.next_batch(50)
@@ -177,5 +180,9 @@ if __name__ == "__main__":
     )
     parser.add_argument("--max_steps", type=int, default=20000, help="Number of steps to run trainer.")
     parser.add_argument("--keep_prob", type=float, default=0.5, help="Keep probability of dropout in training.")
+    parser.add_argument("--master", type=str, default="", help="The address of the TensorFlow master to use.")
+    parser.add_argument(
+        "--ps_tasks", type=int, default=0, help="The number of parameter servers (0: variables on the worker)."
+    )
     FLAGS, unparsed = parser.parse_known_args()
     tf.app.run(main=main, argv=[sys.argv[0]] + unparsed)

@@ -22,7 +22,9 @@ https://www.tensorflow.org/get_started/mnist/beginners
 TensorFlow's tensorflow/examples/tutorials/mnist/mnist_softmax.py (r1.x), written against
 ``tensorflow.compat.v1``. Changed for the test: the import line (this file imports dtf_notebook; the test runs it
 with ``import tensorflow.compat.v1 as tf`` too), the data (input_data of this folder: scikit-learn's digits shaped
-like MNIST), the loss printed every 100 steps and at the end, and a --max_steps flag (the original's 1000).
+like MNIST), the loss printed every 100 steps and at the end, a --max_steps flag (the original's 1000), and slim-style
+--master/--ps_tasks flags (as in tensorflow/models' train_image_classifier.py) so that the same script trains with its
+variables on the ps task of a cluster.
 """
 
 import argparse
@@ -41,28 +43,29 @@ def main(_):
     # Import data
     mnist = input_data.read_data_sets(FLAGS.data_dir)
 
-    # Create the model
-    x = tf.placeholder(tf.float32, [None, 784])
-    W = tf.Variable(tf.zeros([784, 10]))
-    b = tf.Variable(tf.zeros([10]))
-    y = tf.matmul(x, W) + b
+    with tf.device(tf.train.replica_device_setter(FLAGS.ps_tasks)):
+        # Create the model
+        x = tf.placeholder(tf.float32, [None, 784])
+        W = tf.Variable(tf.zeros([784, 10]))
+        b = tf.Variable(tf.zeros([10]))
+        y = tf.matmul(x, W) + b
 
-    # Define loss and optimizer
-    y_ = tf.placeholder(tf.int64, [None])
+        # Define loss and optimizer
+        y_ = tf.placeholder(tf.int64, [None])
 
-    # The raw formulation of cross-entropy,
-    #
-    #   tf.reduce_mean(-tf.reduce_sum(y_ * tf.log(tf.nn.softmax(y)),
-    #                                 reduction_indices=[1]))
-    #
-    # can be numerically unstable.
-    #
-    # So here we use tf.losses.sparse_softmax_cross_entropy on the raw
-    # logit outputs of 'y', and then average across the batch.
-    cross_entropy = tf.losses.sparse_softmax_cross_entropy(labels=y_, logits=y)
-    train_step = tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
+        # The raw formulation of cross-entropy,
+        #
+        #   tf.reduce_mean(-tf.reduce_sum(y_ * tf.log(tf.nn.softmax(y)),
+        #                                 reduction_indices=[1]))
+        #
+        # can be numerically unstable.
+        #
+        # So here we use tf.losses.sparse_softmax_cross_entropy on the raw
+        # logit outputs of 'y', and then average across the batch.
+        cross_entropy = tf.losses.sparse_softmax_cross_entropy(labels=y_, logits=y)
+        train_step = tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
 
-    sess = tf.InteractiveSession()
+    sess = tf.InteractiveSession(FLAGS.master)
     tf.global_variables_initializer().run()
     # Train
     for step in range(FLAGS.max_steps):
@@ -87,5 +90,9 @@ if __name__ == "__main__":
         "--data_dir", type=str, default="/tmp/tensorflow/mnist/input_data", help="Directory for storing input data"
     )
     parser.add_argument("--max_steps", type=int, default=1000, help="Number of steps to run trainer.")
+    parser.add_argument("--master", type=str, default="", help="The address of the TensorFlow master to use.")
+    parser.add_argument(
+        "--ps_tasks", type=int, default=0, help="The number of parameter servers (0: variables on the worker)."
+    )
     FLAGS, unparsed = parser.parse_known_args()
     tf.app.run(main=main, argv=[sys.argv[0]] + unparsed)

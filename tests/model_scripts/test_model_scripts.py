@@ -1,7 +1,7 @@
 """Five public TF1 model scripts (this folder), run as programs with only their import line changed: under real
 TensorFlow and under dtf_notebook, from the same initial variable values, they must print the same losses -- in a
-local session, and three of them with their variables on the ps task of a local cluster (1 ps + 1 worker: TF's
-in-process servers, a dtf_notebook LocalCluster).
+local session, and with their variables on the ps task of a local cluster (1 ps + 1 worker: TF's in-process
+servers, a dtf_notebook LocalCluster).
 
 Tolerances: both libraries compute in float32 with different kernels and reduction orders, so their values differ
 in the last bits from the first step on, and training amplifies such differences over the steps (most where the
@@ -82,7 +82,7 @@ CASES = {
         tail_rtol=0.3,
     ),
 }
-CLUSTER_CASES = ["fully_connected_feed", "ptb_word_lm", "cifar10_train"]
+CLUSTER_CASES = sorted(CASES)
 
 
 def _run(lib: str, case: Case, tmp: str, *options: str, env: dict[str, str] | None = None) -> tuple[str, str]:

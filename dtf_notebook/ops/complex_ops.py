@@ -34,7 +34,7 @@ from dtf_notebook.ops.math.broadcast import unbroadcast_pair
 from dtf_notebook.ops.math.cast import cast
 from dtf_notebook.ops.math.safe_div import div_no_nan
 from dtf_notebook.ops.math.unary import negative
-from dtf_notebook.ops.op_helpers import make_op
+from dtf_notebook.ops.op_helpers import broadcasting_kernel, make_op
 
 __all__ = ["complex", "to_complex64", "to_complex128"]
 
@@ -63,7 +63,7 @@ def _complex_grad(op: Operation, grad: Tensor) -> list[Any]:
 op_registry.register_op(
     "Complex",
     infer=_complex_infer,
-    kernel=lambda op, ctx: torch.complex,
+    kernel=broadcasting_kernel(lambda op, ctx: torch.complex),
     grad=_complex_grad,
 )
 

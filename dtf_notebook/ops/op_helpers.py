@@ -13,9 +13,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
+from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import Graph, get_default_graph
@@ -146,6 +149,59 @@ def broadcast_binary(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:
     """
     x, y = op.inputs[0], op.inputs[1]
     return [(x.dtype, broadcast_shapes(x.shape, y.shape))]
+
+
+def incompatible_shapes_error(a: Any, b: Any) -> errors.InvalidArgumentError | None:
+    """TF's run-time error for operands whose shapes do not broadcast together; None when they do.
+
+    Example:
+        >>> import numpy as np
+        >>> incompatible_shapes_error(np.zeros([2, 3]), np.zeros([5, 1])).message
+        'Incompatible shapes: [2,3] vs. [5,1]'
+        >>> incompatible_shapes_error(np.zeros([2, 3]), np.zeros([3])) is None
+        True
+    """
+    shape_a, shape_b = tuple(np.shape(a)), tuple(np.shape(b))
+    try:
+        np.broadcast_shapes(shape_a, shape_b)
+        return None
+    except ValueError:
+        show = lambda shape: "[" + ",".join(str(d) for d in shape) + "]"
+        return errors.InvalidArgumentError(None, None, f"Incompatible shapes: {show(shape_a)} vs. {show(shape_b)}")
+
+
+def broadcasting_kernel(factory: Callable[[Operation, Any], Callable[..., Any]]) -> Callable[..., Callable[..., Any]]:
+    """Wraps the kernel factory of a two-input elementwise op so that operands whose shapes do not broadcast (known
+    only at run time) raise TF's ``InvalidArgumentError: Incompatible shapes: [3] vs. [2]`` instead of torch's or
+    numpy's wording.
+
+    Example:
+        >>> import numpy as np
+        >>> import dtf_notebook as tf
+        >>> kernel = broadcasting_kernel(lambda op, ctx: np.add)(None, None)
+        >>> kernel(np.ones([3]), np.ones([1])).tolist()
+        [2.0, 2.0, 2.0]
+        >>> kernel(np.ones([3]), np.ones([2]))
+        Traceback (most recent call last):
+        ...
+        dtf_notebook.errors.InvalidArgumentError: Incompatible shapes: [3] vs. [2]
+    """
+
+    def make(op: Operation, ctx: Any) -> Callable[..., Any]:
+        fn = factory(op, ctx)
+
+        def run(a: Any, b: Any, *rest: Any) -> Any:
+            try:
+                return fn(a, b, *rest)
+            except (RuntimeError, ValueError) as e:
+                error = incompatible_shapes_error(a, b)
+                if error is None:
+                    raise
+                raise error from e
+
+        return run
+
+    return make
 
 
 def broadcast_compare(op: Operation) -> list[tuple[dtypes.DType, TensorShape]]:

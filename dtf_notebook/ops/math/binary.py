@@ -41,7 +41,7 @@ from dtf_notebook.ops.math.broadcast import unbroadcast_pair
 from dtf_notebook.ops.math.cast import cast
 from dtf_notebook.ops.math.compare import greater, greater_equal, less_equal
 from dtf_notebook.ops.math.select import where
-from dtf_notebook.ops.op_helpers import binary_operands, broadcast_binary, check_dtype, make_op
+from dtf_notebook.ops.op_helpers import binary_operands, broadcast_binary, broadcasting_kernel, check_dtype, make_op
 
 
 # ---- kernels -------------------------------------------------------------------------------------------
@@ -189,7 +189,7 @@ for _type, _kernel, _grad in (
     ("Minimum", lambda op, ctx: torch.minimum, _maximum_minimum_grad(lambda x, y: less_equal(x, y))),
     ("SquaredDifference", lambda op, ctx: lambda a, b: torch.square(torch.sub(a, b)), _squared_difference_grad),
 ):
-    op_registry.register_op(_type, infer=broadcast_binary, kernel=_kernel, grad=_grad)
+    op_registry.register_op(_type, infer=broadcast_binary, kernel=broadcasting_kernel(_kernel), grad=_grad)
 
 
 # ---- builders ------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.math._common import INT, REAL, binary_op
 from dtf_notebook.ops.math._elementwise import unary_op
 from dtf_notebook.ops.math.cast import cast
-from dtf_notebook.ops.op_helpers import broadcast_binary, same_as_input
+from dtf_notebook.ops.op_helpers import broadcast_binary, broadcasting_kernel, same_as_input
 
 __all__ = ["floor_div", "to_bfloat16"]
 
@@ -49,7 +49,9 @@ for _type, _kernel in (
     ("LeftShift", _shift(True)),
     ("RightShift", _shift(False)),
 ):
-    op_registry.register_op(_type, infer=broadcast_binary, kernel=_kernel, grad=op_registry.NOT_DIFFERENTIABLE)
+    op_registry.register_op(
+        _type, infer=broadcast_binary, kernel=broadcasting_kernel(_kernel), grad=op_registry.NOT_DIFFERENTIABLE
+    )
 op_registry.register_op(
     "Invert", infer=same_as_input, kernel=lambda op, ctx: torch.bitwise_not, grad=op_registry.NOT_DIFFERENTIABLE
 )

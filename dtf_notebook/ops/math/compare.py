@@ -33,7 +33,7 @@ from dtf_notebook.ops.math._common import (
     operand_dtype_error,
     table_builder,
 )
-from dtf_notebook.ops.op_helpers import broadcast_compare, make_op, same_as_input
+from dtf_notebook.ops.op_helpers import broadcast_compare, broadcasting_kernel, make_op, same_as_input
 
 
 def _compare_kernel(torch_name: str, numpy_fn: Callable[..., Any] | None = None):
@@ -56,6 +56,7 @@ for _type, _infer, _kernel in (
     ("LogicalOr", broadcast_compare, lambda op, ctx: torch.logical_or),
     ("LogicalNot", same_as_input, lambda op, ctx: torch.logical_not),
 ):
+    _kernel = broadcasting_kernel(_kernel) if _infer is broadcast_compare else _kernel
     op_registry.register_op(_type, infer=_infer, kernel=_kernel, grad=op_registry.NOT_DIFFERENTIABLE)
 
 

@@ -29,7 +29,7 @@ from dtf_notebook.ops.math.broadcast import unbroadcast_pair
 from dtf_notebook.ops.math.cast import cast
 from dtf_notebook.ops.math.compare import not_equal
 from dtf_notebook.ops.math.unary import negative
-from dtf_notebook.ops.op_helpers import binary_operands, broadcast_binary, check_dtype, make_op
+from dtf_notebook.ops.op_helpers import binary_operands, broadcast_binary, broadcasting_kernel, check_dtype, make_op
 
 __all__ = ["div_no_nan", "truncatediv", "truncatemod"]
 
@@ -123,7 +123,7 @@ for _type, _kernel, _grad in (
     ("TruncateMod", _int_checked(lambda a, b: torch.fmod(a, b)), None),
     ("NextAfter", lambda op, ctx: torch.nextafter, _next_after_grad),
 ):
-    op_registry.register_op(_type, infer=broadcast_binary, kernel=_kernel, grad=_grad)
+    op_registry.register_op(_type, infer=broadcast_binary, kernel=broadcasting_kernel(_kernel), grad=_grad)
 
 
 # ---- builders ------------------------------------------------------------------------------------------------

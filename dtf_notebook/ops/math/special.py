@@ -35,7 +35,14 @@ from dtf_notebook.ops.math.broadcast import unbroadcast, unbroadcast_pair
 from dtf_notebook.ops.math.compare import equal
 from dtf_notebook.ops.math.select import where
 from dtf_notebook.ops.math.unary import exp, log, negative, reciprocal, sign, square
-from dtf_notebook.ops.op_helpers import _convert_like, broadcast_binary, check_dtype, make_op, same_as_input
+from dtf_notebook.ops.op_helpers import (
+    _convert_like,
+    broadcast_binary,
+    broadcasting_kernel,
+    check_dtype,
+    make_op,
+    same_as_input,
+)
 
 __all__ = [
     "erf",
@@ -278,7 +285,7 @@ for _type, _kernel, _grad in (
     ("Zeta", lambda op, ctx: torch.special.zeta, _zeta_grad),
     ("Polygamma", _polygamma_kernel, _polygamma_grad),
 ):
-    op_registry.register_op(_type, infer=broadcast_binary, kernel=_kernel, grad=_grad)
+    op_registry.register_op(_type, infer=broadcast_binary, kernel=broadcasting_kernel(_kernel), grad=_grad)
 
 
 def igamma(*args: Any, name: str | None = None, **kwargs: Any) -> Tensor:

@@ -23,7 +23,7 @@ from dtf_notebook.ops.math._elementwise import binary_doc, operands, unary_doc, 
 from dtf_notebook.ops.math.binary import add, multiply, realdiv, subtract
 from dtf_notebook.ops.math.broadcast import unbroadcast_pair
 from dtf_notebook.ops.math.unary import negative, reciprocal, sqrt, square
-from dtf_notebook.ops.op_helpers import broadcast_binary, same_as_input
+from dtf_notebook.ops.op_helpers import broadcast_binary, broadcasting_kernel, same_as_input
 
 __all__ = ["sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh"]
 
@@ -78,7 +78,9 @@ def _atan2_grad(op: Operation, grad: Any) -> list[Any]:
     return unbroadcast_pair(op, multiply(x, grad_inv), multiply(negative(y), grad_inv))
 
 
-op_registry.register_op("Atan2", infer=broadcast_binary, kernel=lambda op, ctx: torch.atan2, grad=_atan2_grad)
+op_registry.register_op(
+    "Atan2", infer=broadcast_binary, kernel=broadcasting_kernel(lambda op, ctx: torch.atan2), grad=_atan2_grad
+)
 
 
 # ---- builders ----------------------------------------------------------------------------------------------

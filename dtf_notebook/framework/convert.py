@@ -41,7 +41,13 @@ def register_tensor_conversion_function(
 
 
 def convert_to_tensor(
-    value: Any, dtype: Any = None, name: str | None = None, preferred_dtype: Any = None, as_ref: bool = False
+    value: Any,
+    dtype: Any = None,
+    name: str | None = None,
+    preferred_dtype: Any = None,
+    dtype_hint: Any = None,
+    *,
+    as_ref: bool = False,
 ) -> Tensor:
     """Converts ``value`` to a Tensor of the default graph.
 
@@ -50,18 +56,24 @@ def convert_to_tensor(
         dtype: Required element type; a Tensor of another type is an error.
         name: Name for a new constant op.
         preferred_dtype: Type to try first when ``dtype`` is None (falls back silently).
+        dtype_hint: TF's newer name of ``preferred_dtype``; give one of the two.
         as_ref: Return a reference (for variables) rather than a value.
 
     Raises:
-        ValueError: ``value`` is a Tensor of a different dtype than ``dtype``.
+        ValueError: ``value`` is a Tensor of a different dtype than ``dtype``, or both ``preferred_dtype`` and
+            ``dtype_hint`` are given.
         TypeError: ``value`` cannot be converted.
 
     Example:
         >>> import dtf_notebook as tf
         >>> with tf.Graph().as_default():
-        ...     convert_to_tensor(1, dtype=tf.float32).dtype
-        tf.float32
+        ...     convert_to_tensor(1, dtype=tf.float32).dtype, convert_to_tensor("a", dtype_hint=tf.float32).dtype
+        (tf.float32, tf.string)
     """
+    if dtype_hint is not None:
+        if preferred_dtype is not None:
+            raise ValueError("Cannot specify both 'preferred_dtype' and 'dtype_hint'.")
+        preferred_dtype = dtype_hint
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype is not dtype:

@@ -40,5 +40,6 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     train,
 )
 from dtf_notebook.compat.v1 import dtypes, image, signal, sparse, spectral, strings  # noqa: E402
+from dtf_notebook.compat.v1 import lookup, queue, version  # noqa: E402
 from dtf_notebook.compat.v1._names import *  # noqa: F403
 from dtf_notebook.summary import Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata

@@ -22,6 +22,9 @@ from dtf_notebook.ops.check_ops import (
     assert_type,
     is_numeric_tensor,
 )
+from dtf_notebook.ops.math.sequences import is_non_decreasing, is_strictly_increasing
+from dtf_notebook.ops.math.special import is_finite, is_inf, is_nan
+from dtf_notebook.ops.numerics_ops import assert_same_float_dtype
 
 __all__ = [
     "Assert",
@@ -41,8 +44,14 @@ __all__ = [
     "assert_rank",
     "assert_rank_at_least",
     "assert_rank_in",
+    "assert_same_float_dtype",
     "assert_scalar",
     "assert_type",
     "check_numerics",
+    "is_finite",
+    "is_inf",
+    "is_nan",
+    "is_non_decreasing",
     "is_numeric_tensor",
+    "is_strictly_increasing",
 ]

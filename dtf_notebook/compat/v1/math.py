@@ -7,6 +7,7 @@ Example:
     [0 1 3]
 """
 
+from dtf_notebook.compat.v1 import _math_special as special
 from dtf_notebook.ops.array_ops import invert_permutation
 from dtf_notebook.ops.math.einsum import *  # noqa: F403
 from dtf_notebook.ops.math.reductions import *  # noqa: F403

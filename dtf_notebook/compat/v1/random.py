@@ -1,5 +1,6 @@
 """``tf.random``: random ops under their short names."""
 
+from dtf_notebook.compat.v1 import _random_experimental as experimental
 from dtf_notebook.framework.random_seed import get_seed, set_random_seed
 from dtf_notebook.ops.nn.candidate_sampling import (
     all_candidate_sampler,

@@ -16,6 +16,7 @@ from dtf_notebook.protos.example_pb import (
     SequenceExample,
 )
 from dtf_notebook.summary.summary_iterator import summary_iterator
+from dtf_notebook.train import queue_runner
 from dtf_notebook.train.basic_session_run_hooks import *  # noqa: F403
 from dtf_notebook.train.checkpoint_init import init_from_checkpoint
 from dtf_notebook.train.checkpoint_management import (

@@ -19,9 +19,11 @@ from typing import Any
 
 from dtf_notebook.data.dataset_ops import AUTOTUNE, DatasetV1
 from dtf_notebook.data.iterator_ops import get_single_element, make_initializable_iterator, make_one_shot_iterator
+from dtf_notebook.data.readers import CsvDataset
 
 __all__ = [
     "AUTOTUNE",
+    "CsvDataset",
     "make_one_shot_iterator",
     "make_initializable_iterator",
     "get_single_element",

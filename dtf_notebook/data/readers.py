@@ -1,4 +1,4 @@
-"""File datasets: ``TextLineDataset``, ``TFRecordDataset`` and ``FixedLengthRecordDataset``.
+"""File datasets: ``TextLineDataset``, ``TFRecordDataset``, ``FixedLengthRecordDataset`` and ``CsvDataset``.
 
 The files are opened where the iterator runs (a cluster's worker reads them itself), after the task's file-root
 check, through fsspec. ``filenames`` is a string scalar or vector (files read one after another), or a dataset of
@@ -25,8 +25,9 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.ops.array_ops import reshape
+from dtf_notebook.ops.io.decode_ops import decode_csv
 
-__all__ = ["TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset"]
+__all__ = ["TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset", "CsvDataset"]
 
 
 def _filenames(filenames: Any) -> Tensor:
@@ -163,3 +164,67 @@ class FixedLengthRecordDataset(_FileDataset):
             return _Source("FixedLengthRecordDataset", inputs, TensorSpec(dtypes.string, []))
 
         super().__init__(filenames, num_parallel_reads, one)
+
+
+class CsvDataset(DatasetV1):
+    """``tf.data.experimental.CsvDataset``: the records of CSV files as tuples, one tensor per selected column.
+
+    Each file's lines (after its header line with ``header=True``) are decoded by ``decode_csv``: a default of
+    ``record_defaults`` is a tensor or list (the column's dtype and its value when the field is empty) or a dtype
+    (a required column). Lines are records (a quoted field does not span lines).
+
+    Args:
+        filenames: A string scalar or vector.
+        record_defaults: One default or dtype per selected column (float32, float64, int32, int64 or string).
+        compression_type: ``""``/None, ``"ZLIB"`` or ``"GZIP"``.
+        buffer_size: Bytes read at a time.
+        header: Skip the first line of every file.
+        field_delim: The one-character field delimiter.
+        use_quote_delim: Double quotes may enclose fields (and ``""`` is a quote inside one).
+        na_value: A field equal to this takes the column's default.
+        select_cols: The sorted indices of the columns to read (``record_defaults`` has one per index).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default():
+        ...     ds = CsvDataset("data.csv", [tf.int32, [0.0], [""]], header=True)
+        ...     ds.output_types
+        (tf.int32, tf.float32, tf.string)
+    """
+
+    def __init__(
+        self,
+        filenames: Any,
+        record_defaults: Any,
+        compression_type: Any = None,
+        buffer_size: Any = None,
+        header: bool = False,
+        field_delim: str = ",",
+        use_quote_delim: bool = True,
+        na_value: str = "",
+        select_cols: Any = None,
+    ) -> None:
+        defaults = [convert_to_tensor([], dtype=d) if isinstance(d, dtypes.DType) else d for d in list(record_defaults)]
+
+        def decode(line: Tensor) -> tuple[Tensor, ...]:
+            columns = decode_csv(
+                line,
+                record_defaults=defaults,
+                field_delim=field_delim,
+                use_quote_delim=use_quote_delim,
+                na_value=na_value,
+                select_cols=select_cols,
+            )
+            return tuple(columns)
+
+        def one(names: Any) -> DatasetV1:
+            lines = TextLineDataset(names, compression_type=compression_type, buffer_size=buffer_size)
+            return lines.skip(1) if header else lines
+
+        names = DatasetV1.from_tensor_slices(reshape(_filenames(filenames), [-1]))
+        # Each file has its own header line: the files are read one at a time.
+        self._impl = names.flat_map(one).map(decode)
+        super().__init__(self._impl._element_structure)
+
+    def _build(self, builder: PipelineBuilder) -> dict[str, Any]:
+        return self._impl._build(builder)

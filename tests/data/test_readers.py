@@ -228,3 +228,25 @@ def test_a_record_that_does_not_parse_fails_its_batch_with_tfs_error(tmp_path):
         w.write(b"not an example")
     result = compare(lambda m: m.data.TFRecordDataset([path, path + "2"]).map(_parse(m)).batch(2))
     assert result["error"][0] == "InvalidArgumentError"
+
+
+def test_csv_dataset(tmp_path):
+    (tmp_path / "p0.csv").write_bytes(b'id;x;word;y\n1;0.5;"a;b";7\n2;NA;c;\n')
+    (tmp_path / "p1.csv").write_bytes(b'id;x;word;y\n3;1.5;"say ""hi""";9')
+    (tmp_path / "p.csv.gz").write_bytes(gzip.compress(b"4,2.5,d,10\n5,,e,11\n"))
+    names = _p(tmp_path, "p0.csv", "p1.csv")
+    options = {"header": True, "field_delim": ";", "na_value": "NA"}
+
+    def every_column(m):
+        return m.data.experimental.CsvDataset(names, [m.int64, [-1.0], [""], [0]], **options)
+
+    compare(every_column)
+    compare(lambda m: m.data.experimental.CsvDataset(names, [[0], [0]], select_cols=[0, 3], **options))
+    gz = _p(tmp_path, "p.csv.gz")
+    compare(lambda m: m.data.experimental.CsvDataset(gz, [[0], [0.0], [""], [0]], compression_type="GZIP"))
+    # A required column (a dtype, no default) left empty, and a missing file: TF's error classes.
+    required = compare(lambda m: m.data.experimental.CsvDataset(names, [[0], [0.0], [""], m.int32], **options))
+    assert required["error"][0] == "InvalidArgumentError"
+    assert compare(lambda m: m.data.experimental.CsvDataset(_p(tmp_path, "none.csv"), [[0]]))["error"][0] == (
+        "NotFoundError"
+    )

@@ -28,20 +28,23 @@ def coverage():
     return module
 
 
-# Names passing the smoke check, per module, when the table in the README was made (TF 2.21, commit 34e92d2); raise
+# Names passing the smoke check, per module, when the table in the README was made (TF 2.21, commit 36d6171); raise
 # them as coverage grows. The fast test checks the quick modules, the slow one all the target modules.
 FAST_FLOORS = {
     "losses": 17,
     "metrics": 33,
     "layers": 36,
-    "initializers": 19,
+    "initializers": 20,
     "errors": 35,
     "summary": 16,
     "random": 31,
     "nn.rnn_cell": 10,
+    "queue": 5,
+    "train.queue_runner": 3,
+    "version": 6,
 }
 TARGET_FLOORS = {
-    "": 541,
+    "": 542,
     "train": 105,
     "nn": 103,
     "math": 130,
@@ -49,7 +52,7 @@ TARGET_FLOORS = {
     "losses": 17,
     "metrics": 33,
     "image": 70,
-    "initializers": 19,
+    "initializers": 20,
     "random": 31,
     "errors": 35,
     "summary": 16,

@@ -152,7 +152,7 @@ def test_case_exclusive_raises_when_two_predicates_hold_like_tf():
     for lib, error in ((tf, errors.InvalidArgumentError), (_real_tf(), _real_tf().errors.InvalidArgumentError)):
         with lib.Graph().as_default():
             x = lib.placeholder(lib.int32, [])
-            c = lib.case([(x > 0, lambda: x), (x > 1, lambda: -x)], default=lambda: x * 0, exclusive=True)
+            c = lib.case([(x > 0, lambda: x), (x > 1, lambda: -x)], default=lambda: x * 0, exclusive=True)  # noqa: B023
             with lib.Session() as sess:
                 assert sess.run(c, {x: 1}) == 1
                 with pytest.raises(error):
@@ -253,7 +253,7 @@ def test_graph_structure_and_names_match_tf():
     for lib in (tf, _real_tf()):
         with lib.Graph().as_default() as g:
             x = lib.placeholder(lib.float32, [], name="x")
-            lib.cond(x > 0, lambda: x * 2.0, lambda: -x)
+            lib.cond(x > 0, lambda: x * 2.0, lambda: -x)  # noqa: B023 (called here, in this iteration)
             lib.while_loop(lambda i: i < 3, lambda i: i + 1, [lib.constant(0)])
             ops = [(op.name, op.type) for op in g.get_operations()]
             kinds = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "Identity"}
@@ -267,9 +267,9 @@ def test_errors_match_tf():
             with pytest.raises(TypeError, match="must not be a Python bool"):
                 lib.cond(True, lambda: 1, lambda: 2)
             with pytest.raises(ValueError, match="must have the same type"):
-                lib.cond(lib.constant(True), lambda: lib.constant(1), lambda: lib.constant(2.0))
+                lib.cond(lib.constant(True), lambda: lib.constant(1), lambda: lib.constant(2.0))  # noqa: B023
             with pytest.raises(ValueError, match="enters the loop with shape"):
-                lib.while_loop(lambda i: i < 3, lambda i: lib.stack([i, i]), [lib.constant(0)])
+                lib.while_loop(lambda i: i < 3, lambda i: lib.stack([i, i]), [lib.constant(0)])  # noqa: B023
             with pytest.raises(TypeError):
                 lib.while_loop(lambda i: i < 3, "not callable", [lib.constant(0)])
 

@@ -68,7 +68,8 @@ def captured():
     logger = logging.getLogger("tensorflow")
     handler, level = _Records(), logger.level
     logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)  # whatever verbosity an earlier test left (test_rnn sets ERROR); scenarios set theirs
+    # whatever verbosity an earlier test left (test_rnn sets ERROR); scenarios set theirs
+    logger.setLevel(logging.DEBUG)
     yield handler
     logger.removeHandler(handler)
     logger.setLevel(level)

@@ -18,19 +18,15 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
+from task_processes import run_tasks
 
 import dtf_notebook.compat.v1 as tf
-from dtf_notebook.distributed.cluster_key import write_key_file
-from dtf_notebook.distributed.local_process import free_port, task_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNNER = os.path.join(HERE, "run_script.py")
 SCRIPT = "input_pipeline_replica.py"
 DEADLINE = 180  # seconds for a whole run; a hang fails the test instead of blocking it
 TRUE_WEIGHTS = np.array([1.5, -2.0, 0.5, 3.0], np.float32)
@@ -66,43 +62,7 @@ def write_files(directory: str) -> None:
 
 def _run_cluster(lib: str, tmp: str, workers: int, args: list[str]) -> list[str]:
     """Runs a ps and ``workers`` worker processes of the script under ``lib``; returns the workers' stdout."""
-    hosts = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}" for _ in range(workers)]}
-    common = [f"--ps_hosts={','.join(hosts['ps'])}", f"--worker_hosts={','.join(hosts['worker'])}", *args]
-    env = task_env()
-    if lib == "dtf":
-        key_file = os.path.join(tmp, f"cluster-{time.monotonic_ns()}.key")
-        write_key_file(key_file)
-        env["DTF_CLUSTER_KEY_FILE"] = key_file
-    tasks = [("ps", 0), *(("worker", i) for i in range(workers))]
-    procs: dict[str, subprocess.Popen] = {}
-    paths = {}
-    try:
-        for job, index in tasks:
-            name = f"{job}{index}"
-            paths[name] = [os.path.join(tmp, f"{lib}_{name}.{s}") for s in ("out", "err")]
-            with open(paths[name][0], "w") as out, open(paths[name][1], "w") as err:
-                command = [sys.executable, RUNNER, "--lib", lib, SCRIPT, f"--job_name={job}", f"--task_index={index}"]
-                procs[name] = subprocess.Popen([*command, *common], cwd=HERE, env=env, stdout=out, stderr=err)
-        deadline = time.monotonic() + DEADLINE
-        for index in range(workers):
-            name = f"worker{index}"
-            try:
-                code = procs[name].wait(max(1.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                code = "still running after the deadline"
-            if code != 0:
-                with open(paths[name][1]) as f:
-                    raise AssertionError(f"{lib} {name} {args}: {code}\n{f.read()[-4000:]}")
-    finally:
-        for proc in procs.values():  # the ps serves forever (server.join()), as in TF
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-    outputs = []
-    for index in range(workers):
-        with open(paths[f"worker{index}"][0]) as f:
-            outputs.append(f.read())
-    return outputs
+    return [run.out for run in run_tasks(lib, SCRIPT, tmp, workers, args, deadline=DEADLINE)]
 
 
 def _floats(pattern: str, text: str) -> list[float]:

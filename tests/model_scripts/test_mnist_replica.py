@@ -14,20 +14,12 @@ the test then stops it.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
+from task_processes import run_tasks
 
-from dtf_notebook.distributed.cluster_key import write_key_file
-from dtf_notebook.distributed.local_process import free_port, task_env
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-RUNNER = os.path.join(HERE, "run_script.py")
 STEPS = 60
 DEADLINE = 240  # seconds for a whole run; a hang fails the test instead of blocking it
 SYNC_GRACE = 30  # seconds a sync-mode worker gets to finish once the chief has
@@ -36,65 +28,22 @@ SYNC_GRACE = 30  # seconds a sync-mode worker gets to finish once the chief has
 def _run_cluster(lib: str, sync: bool, tmp: str, chief_options: list[str]) -> dict[str, str]:
     """Runs the ps and both workers as processes; returns the workers' stdout (``chief``, and ``worker1`` unless it
     blocked in sync mode) and the chief's stderr (``chief_err``)."""
-    hosts = {job: [f"127.0.0.1:{free_port()}" for _ in range(n)] for job, n in (("ps", 1), ("worker", 2))}
-    common = [
-        f"--ps_hosts={','.join(hosts['ps'])}",
-        f"--worker_hosts={','.join(hosts['worker'])}",
-        f"--train_steps={STEPS}",
-        f"--data_dir={tmp}",
-        *(["--sync_replicas"] if sync else []),
-    ]
-    env = task_env()
-    if lib == "dtf":
-        key_file = os.path.join(tmp, "cluster.key")
-        write_key_file(key_file)
-        env["DTF_CLUSTER_KEY_FILE"] = key_file
-    procs: dict[str, subprocess.Popen] = {}
-    logs = {}
-    blocked: list[str] = []
-    try:
-        for name, job, index, options in (
-            ("ps", "ps", 0, []),
-            ("chief", "worker", 0, chief_options),
-            ("worker1", "worker", 1, []),
-        ):
-            out, err = (open(os.path.join(tmp, f"{lib}_{name}.{s}"), "w") for s in ("out", "err"))
-            logs[name] = (out, err)
-            command = [sys.executable, RUNNER, "--lib", lib, *options, "mnist_replica.py"]
-            command += [f"--job_name={job}", f"--task_index={index}", *common]
-            procs[name] = subprocess.Popen(command, cwd=HERE, env=env, stdout=out, stderr=err)
-        deadline = time.monotonic() + DEADLINE
-        for name in ("chief", "worker1"):
-            if name == "worker1" and sync:
-                # TF's sync mode: once the chief has left, nobody fills the token queue, so a worker whose last
-                # gradients came too late blocks in it forever (TF's own servers do this too).
-                deadline = min(deadline, time.monotonic() + SYNC_GRACE)
-            try:
-                code = procs[name].wait(max(1.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                code = "still running after the deadline"
-                if name == "worker1" and sync:
-                    blocked.append(name)
-                    continue
-            if code != 0:
-                with open(logs[name][1].name) as f:
-                    raise AssertionError(f"{lib} {name} ({'sync' if sync else 'async'}): {code}\n{f.read()[-4000:]}")
-    finally:
-        for proc in procs.values():  # the ps serves forever (server.join()), as in TF
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        for out, err in logs.values():
-            out.close()
-            err.close()
-    result = {}
-    for name in ("chief", "worker1"):
-        if name in blocked:
-            continue
-        with open(os.path.join(tmp, f"{lib}_{name}.out")) as f:
-            result[name] = f.read()
-    with open(os.path.join(tmp, f"{lib}_chief.err")) as f:
-        result["chief_err"] = f.read()
+    args = [f"--train_steps={STEPS}", f"--data_dir={tmp}", *(["--sync_replicas"] if sync else [])]
+    # TF's sync mode: once the chief has left, nobody fills the token queue, so a worker whose last gradients came
+    # too late blocks in it forever (TF's own servers do this too).
+    chief, other = run_tasks(
+        lib,
+        "mnist_replica.py",
+        tmp,
+        2,
+        args,
+        deadline=DEADLINE,
+        runner_options={0: chief_options},
+        may_block={1: SYNC_GRACE} if sync else None,
+    )
+    result = {"chief": chief.out, "chief_err": chief.err}
+    if other.out is not None:
+        result["worker1"] = other.out
     return result
 
 

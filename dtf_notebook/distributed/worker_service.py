@@ -111,7 +111,7 @@ class WorkerService:
         # Graph handle -> whether its runs go on the event loop (see start_run_graph): True once a run on a thread
         # showed its plan can stop at a receive; False when its runs keep the loop busy too long.
         self._on_loop: dict[str, bool] = {}
-        self._loop_secs: dict[str, float] = {}  # graph handle -> recent time its runs kept the loop busy
+        self._loop_strikes: dict[str, int] = {}  # graph handle -> its runs in a row that kept the loop busy too long
         self._loop_runs: dict[int, _LoopRun] = {}  # step id -> this task's partition of it, served on the loop
         self._held: dict[str, tuple[Any, float]] = {}  # token -> (fetched value, time), see _hold_large
         self.address = ""  # set by the Server once bound
@@ -192,7 +192,7 @@ class WorkerService:
             entry = self._graphs.pop(handle, None)
             self._timings.pop(handle, None)
             self._on_loop.pop(handle, None)
-            self._loop_secs.pop(handle, None)
+            self._loop_strikes.pop(handle, None)
             if entry is not None and entry[2] in self._sessions:
                 state = self._sessions[entry[2]]
                 state.graphs.discard(handle)
@@ -306,7 +306,7 @@ class WorkerService:
         not come yet (serial, no control flow or queues): it stops there, and the loop runs it on when the tensor
         (or an abort) arrives, so the loop never waits and the step crosses no thread of this task. The loop
         checks its deadline, and every 2 s of waiting that its master is alive. A partition whose runs keep the
-        loop busy for more than 20 ms goes back to threads.
+        loop busy for more than 20 ms five times in a row goes back to threads.
         """
         handle = header.get("graph_handle")
         if not self._on_loop.get(handle) or header.get("trace"):
@@ -499,10 +499,16 @@ class _LoopRun:
         self.rendezvous.on_ready = None
         worker.rendezvous.release(self.run.step_id)
         worker.rendezvous.expire(older_than=_STALE_STEP_SECS)
-        secs = 0.5 * worker._loop_secs.get(handle, self.busy) + 0.5 * self.busy
-        worker._loop_secs[handle] = secs
-        if secs > _LOOP_MAX_SECS and handle in worker._on_loop:
-            worker._on_loop[handle] = False  # it keeps the loop from serving others: back to threads
+        # Wall time (a CPU clock costs a system call, slow in a VM under load): a run preempted now and then is not
+        # heavy, so only runs too long several times in a row send the partition back to threads.
+        strikes = worker._loop_strikes
+        if self.busy <= _LOOP_MAX_SECS:
+            if handle in strikes:
+                del strikes[handle]
+        else:
+            strikes[handle] = strikes.get(handle, 0) + 1
+            if strikes[handle] >= _LOOP_STRIKES and handle in worker._on_loop:
+                worker._on_loop[handle] = False  # it keeps the loop from serving others: back to threads
 
     def check(self, now: float) -> None:
         step = self.backend_run.run.step
@@ -639,7 +645,8 @@ def _field(header: dict[str, Any], name: str, kind: type) -> Any:
 
 
 _STALE_STEP_SECS = 600.0
-_LOOP_MAX_SECS = 0.02  # a partition whose runs keep the event loop busy longer than this runs on threads
+_LOOP_MAX_SECS = 0.02  # a partition whose runs keep the event loop busy longer than this runs on threads,
+_LOOP_STRIKES = 5  # once this many of its runs in a row did
 _DIRECT_FETCH_BYTES = 1 << 20  # fetched values this large go to the client directly
 _HELD_SECS = 120.0  # a held value nobody takes is dropped after this long
 _PLACEHOLDER = np.empty(0, np.uint8)

@@ -16,7 +16,8 @@ TF 2.21's ``tf.train.ClusterSpec``), with these deliberate differences:
   names and addresses are decoded to ``str``; ``job_tasks`` of an empty job
   raises ``ValueError`` naming the job (TF's is ``max()``'s); ``{"job": []}`` is
   the empty cluster's def (TF: a job named ``"job"`` without tasks).
-* The ClusterDef protobuf is replaced by plain data (see :meth:`ClusterSpec.as_cluster_def`).
+* ``as_cluster_def`` returns TF's ``ClusterDef`` protobuf, as TF's does, and a ``ClusterDef`` is accepted;
+  :meth:`ClusterSpec.as_cluster_def_dict` gives the same as plain data (msgpack, JSON), which is accepted too.
 * A ``ClusterSpec`` is immutable and hashable, and equals only another
   ``ClusterSpec`` (TF compares its private dict, so it "equals" some dicts).
 
@@ -36,6 +37,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from dtf_notebook.protos.config_pb import ClusterDef
+
 __all__ = ["ClusterSpec"]
 
 # DeviceNameUtils::ParseFullName's rule for job names; others break device names.
@@ -43,7 +46,7 @@ _JOB_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*\Z")
 
 _BAD_CLUSTER = (
     "cluster must be a dictionary mapping one or more job names to lists of network addresses, "
-    "or a ClusterDef protocol buffer (here: its plain-data form {'job': [{'name': ..., 'tasks': {...}}]})"
+    "or a ClusterDef protocol buffer (or its plain-data form {'job': [{'name': ..., 'tasks': {...}}]})"
 )
 
 
@@ -106,6 +109,8 @@ def _is_cluster_def(cluster: Mapping[Any, Any]) -> bool:
 
 
 def _from_cluster_def(cluster_def: Any) -> dict[str, dict[int, str]]:
+    if isinstance(cluster_def, ClusterDef):
+        cluster_def = {"job": [{"name": job.name, "tasks": dict(job.tasks)} for job in cluster_def.job]}
     if not isinstance(cluster_def, Mapping) or not isinstance(cluster_def.get("job", []), list):
         raise TypeError(f"A cluster def must be a dict {{'job': [...]}}, not {cluster_def!r}")
     spec: dict[str, dict[int, str]] = {}
@@ -129,7 +134,7 @@ class ClusterSpec:
         >>> cluster = ClusterSpec({"worker": ["w0:2222", "w1:2222"], "ps": ["ps0:2222"]})
         >>> cluster
         ClusterSpec({'ps': ['ps0:2222'], 'worker': ['w0:2222', 'w1:2222']})
-        >>> ClusterSpec(cluster.as_cluster_def()) == cluster
+        >>> ClusterSpec(cluster.as_cluster_def()) == ClusterSpec(cluster.as_cluster_def_dict()) == cluster
         True
         >>> cluster.num_tasks("pss")
         Traceback (most recent call last):
@@ -138,8 +143,8 @@ class ClusterSpec:
 
     Args:
         cluster: a dict mapping job names to lists of addresses or to dicts
-            ``{task_index: address}``; another ``ClusterSpec``; or the plain-data
-            cluster def returned by :meth:`as_cluster_def`.
+            ``{task_index: address}``; another ``ClusterSpec``; a ``ClusterDef``
+            protobuf; or the plain-data cluster def of :meth:`as_cluster_def_dict`.
 
     Raises:
         TypeError: ``cluster``, a job's tasks, a job name or an address has the wrong type.
@@ -150,8 +155,10 @@ class ClusterSpec:
     __slots__ = ("_spec",)
     _spec: dict[str, dict[int, str]]
 
-    def __init__(self, cluster: Mapping[Any, Any] | ClusterSpec) -> None:
-        if isinstance(cluster, ClusterSpec):
+    def __init__(self, cluster: Mapping[Any, Any] | ClusterSpec | ClusterDef) -> None:
+        if isinstance(cluster, ClusterDef):
+            spec = _from_cluster_def(cluster)
+        elif isinstance(cluster, ClusterSpec):
             # TF copies through its (sorted) ClusterDef, so a copy lists its jobs sorted.
             spec = {job: dict(cluster._spec[job]) for job in sorted(cluster._spec)}
         elif isinstance(cluster, Mapping):
@@ -171,8 +178,8 @@ class ClusterSpec:
         object.__setattr__(self, "_spec", {job: dict(sorted(tasks.items())) for job, tasks in spec.items()})
 
     @classmethod
-    def from_cluster_def(cls, cluster_def: Mapping[str, Any]) -> ClusterSpec:
-        """Builds a ``ClusterSpec`` from the plain-data form of :meth:`as_cluster_def`.
+    def from_cluster_def(cls, cluster_def: Mapping[str, Any] | ClusterDef) -> ClusterSpec:
+        """Builds a ``ClusterSpec`` from a ``ClusterDef`` protobuf or its plain-data form (:meth:`as_cluster_def_dict`).
 
         The constructor accepts the same data; this name says what is meant.
         Task keys may be strings, as after a JSON round trip.
@@ -287,14 +294,27 @@ class ClusterSpec:
             result[job] = list(tasks.values()) if dense else dict(tasks)
         return result
 
-    def as_cluster_def(self) -> dict[str, list[dict[str, Any]]]:
+    def as_cluster_def(self) -> ClusterDef:
+        """Returns the cluster as TF's ``ClusterDef`` protobuf (``tf.train.ClusterDef``); jobs and tasks sorted.
+
+        Example:
+            >>> cluster_def = ClusterSpec({"worker": ["w0:1"], "ps": {1: "p1:1"}}).as_cluster_def()
+            >>> [(job.name, dict(job.tasks)) for job in cluster_def.job]
+            [('ps', {1: 'p1:1'}), ('worker', {0: 'w0:1'})]
+        """
+        cluster_def = ClusterDef()
+        for job, tasks in self._sorted():
+            cluster_def.job.add(name=job, tasks=tasks)
+        return cluster_def
+
+    def as_cluster_def_dict(self) -> dict[str, list[dict[str, Any]]]:
         """Returns the cluster as new plain data shaped like TF's ``ClusterDef`` protobuf.
 
         Jobs and tasks are sorted; the result is safe to send as msgpack (or
         JSON, whose string task keys :meth:`from_cluster_def` accepts).
 
         Example:
-            >>> ClusterSpec({"worker": ["w0:1"], "ps": {1: "p1:1"}}).as_cluster_def()
+            >>> ClusterSpec({"worker": ["w0:1"], "ps": {1: "p1:1"}}).as_cluster_def_dict()
             {'job': [{'name': 'ps', 'tasks': {1: 'p1:1'}}, {'name': 'worker', 'tasks': {0: 'w0:1'}}]}
         """
         return {"job": [{"name": job, "tasks": dict(tasks)} for job, tasks in self._sorted()]}

@@ -32,11 +32,11 @@ from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.keyring import server_key
 from dtf_notebook.distributed.master_service import MasterService
 from dtf_notebook.distributed.peer_limits import PeerLedger, PeerLimits
-from dtf_notebook.distributed.server_def import ServerDef, is_server_def_dict, merge_config
+from dtf_notebook.distributed.server_def import ServerDef, merge_config, server_def_of
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
 from dtf_notebook.distributed.worker_service import WorkerService
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.runtime.config import ConfigProto
+from dtf_notebook.runtime.config import ConfigProto, as_config
 from dtf_notebook.runtime.dataflow import DEAD
 from dtf_notebook.runtime.file_access import FileAccess
 
@@ -94,16 +94,18 @@ class Server:
     """A task of a cluster: ``Server(cluster, job_name, task_index)`` or ``Server(server_def)``.
 
     Args:
-        server_or_cluster_def: A ClusterSpec, a dict of job → addresses, a cluster def, or a
-            :class:`~dtf_notebook.distributed.server_def.ServerDef` (or its dict form).
+        server_or_cluster_def: A ClusterSpec, a dict of job → addresses, a ``tf.train.ClusterDef`` (or its dict
+            form), or a ``tf.train.ServerDef`` protobuf (or the runtime's
+            :class:`~dtf_notebook.distributed.server_def.ServerDef`, or its dict form).
         job_name: This task's job. With a ServerDef, overrides its ``job_name``; otherwise inferred when the
             cluster has one job.
         task_index: This task's index. With a ServerDef, overrides its ``task_index``; otherwise inferred when
             the job has one task.
         protocol: ``"zmq"`` (``"grpc"`` is accepted and means the same, so TF1 scripts run unchanged); with a
             ServerDef, overrides its ``protocol``.
-        config: A ConfigProto: devices, GPU options and virtual GPUs of this task, cluster key. With a
-            ServerDef, merged into its ``default_session_config`` (as TF merges protocol buffers).
+        config: A ``tf.ConfigProto`` (protobuf or the runtime's): devices, GPU options and virtual GPUs of this
+            task, cluster key. With a ServerDef, merged into its ``default_session_config`` (as TF merges
+            protocol buffers).
         start: Start serving now.
         file_roots: Directories (or fsspec URLs) outside which no op of this task reads, writes, renames or
             removes a file (``PermissionDeniedError`` names the path and the roots); None: anywhere the process
@@ -135,17 +137,17 @@ class Server:
         job_name: str | None = None,
         task_index: int | None = None,
         protocol: str | None = None,
-        config: ConfigProto | None = None,
+        config: Any = None,
         start: bool = True,
         *,
         file_roots: Sequence[str] | None = None,
         peer_limits: PeerLimits | None = None,
     ) -> None:
-        if is_server_def_dict(server_or_cluster_def):
-            server_or_cluster_def = ServerDef.from_dict(server_or_cluster_def)
-        if isinstance(server_or_cluster_def, ServerDef):
+        # tf.train.ServerDef / tf.ConfigProto protobufs become the runtime's forms here.
+        config = as_config(config) if config is not None else None
+        given = server_def_of(server_or_cluster_def)
+        if given is not None:
             # TF1: explicit arguments override the ServerDef's fields; nothing is inferred.
-            given = server_or_cluster_def
             job_name = given.job_name if job_name is None else job_name
             task_index = given.task_index if task_index is None else task_index
             protocol = (given.protocol or None) if protocol is None else protocol
@@ -210,9 +212,9 @@ class Server:
         return self._socket.address if self._socket is not None else self._address
 
     @property
-    def server_def(self) -> ServerDef:
-        """This server's :class:`~dtf_notebook.distributed.server_def.ServerDef` (``tf.train.Server.server_def``):
-        cluster (with the real port once started on port 0), job, task, protocol and config.
+    def server_def(self) -> Any:
+        """This server's ``tf.train.ServerDef`` protobuf (``tf.train.Server.server_def``): cluster (with the real
+        port once started on port 0), job, task, protocol and config (with its cluster key, when one is set).
 
         Example:
             >>> with Server.create_local_server() as server:
@@ -222,12 +224,12 @@ class Server:
             ('localhost', True, 'zmq')
         """
         return ServerDef(
-            cluster=self.cluster_spec.as_cluster_def(),
+            cluster=self.cluster_spec.as_cluster_def_dict(),
             job_name=self.job_name,
             task_index=self.task_index,
             protocol=self.protocol,
             default_session_config=merge_config(self.config, None),
-        )
+        ).to_proto()
 
     # ---- lifetime ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -312,7 +314,7 @@ class Server:
         self.stop()
 
     @staticmethod
-    def create_local_server(config: ConfigProto | None = None, start: bool = True) -> Server:
+    def create_local_server(config: Any = None, start: bool = True) -> Server:
         """A single-task cluster on a free local port (``tf.train.Server.create_local_server``).
 
         Example:

@@ -1,10 +1,13 @@
-"""``tf.train.ServerDef`` as plain data: which cluster a server belongs to and which task it is.
+"""The server's own form of ``tf.train.ServerDef``: which cluster a server belongs to and which task it is.
 
 TF1's ``ServerDef`` protocol buffer has the cluster (a ``ClusterDef``), the
 task's ``job_name`` and ``task_index``, the ``protocol`` and the
-``default_session_config``. Here it is a dataclass with the same fields; the
-cluster is kept in the plain-data cluster-def form of
-:meth:`~dtf_notebook.distributed.cluster_spec.ClusterSpec.as_cluster_def` (any
+``default_session_config``. ``tf.train.ServerDef`` is that protobuf
+(:mod:`dtf_notebook.protos.config_pb`); ``tf.train.Server`` turns it into this
+dataclass with the same fields (:meth:`ServerDef.from_proto`, :func:`server_def_of`)
+and gives one back as a protobuf (:meth:`ServerDef.to_proto`). The cluster is kept in
+the plain-data form of
+:meth:`~dtf_notebook.distributed.cluster_spec.ClusterSpec.as_cluster_def_dict` (any
 form a ``ClusterSpec`` accepts may be given), and :meth:`ServerDef.to_dict` /
 :meth:`ServerDef.from_dict` give and take the plain data that travels or goes
 to JSON. As in the protocol buffer, an unset ``task_index`` is 0 and an unset
@@ -26,9 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
-from dtf_notebook.runtime.config import ConfigProto
+from dtf_notebook.protos import config_pb
+from dtf_notebook.runtime.config import ConfigProto, as_config
 
-__all__ = ["ServerDef", "is_server_def_dict", "merge_config"]
+__all__ = ["ServerDef", "is_server_def_dict", "merge_config", "server_def_of"]
 
 
 @dataclass
@@ -40,7 +44,7 @@ class ServerDef:
         job_name: This task's job.
         task_index: This task's index in its job.
         protocol: ``"zmq"`` or ``"grpc"`` (the same here); ``""`` means the default.
-        default_session_config: The server's ConfigProto.
+        default_session_config: The server's ConfigProto (the runtime's, a ``tf.ConfigProto`` protobuf or a dict).
 
     Raises:
         TypeError, ValueError: ``cluster`` is not a valid cluster (as for ``ClusterSpec``), or ``job_name`` is not
@@ -62,7 +66,7 @@ class ServerDef:
     default_session_config: ConfigProto = field(default_factory=ConfigProto)
 
     def __post_init__(self) -> None:
-        self.cluster = ClusterSpec(self.cluster).as_cluster_def()
+        self.cluster = ClusterSpec(self.cluster).as_cluster_def_dict()
         if not isinstance(self.job_name, str):
             raise TypeError(f"ServerDef.job_name must be a string, not {self.job_name!r}")
         if isinstance(self.task_index, bool) or not isinstance(self.task_index, int):
@@ -71,6 +75,8 @@ class ServerDef:
             raise TypeError(f"ServerDef.protocol must be a string, not {self.protocol!r}")
         if isinstance(self.default_session_config, Mapping):
             self.default_session_config = ConfigProto.from_dict(dict(self.default_session_config))
+        if isinstance(self.default_session_config, config_pb.ConfigProto):
+            self.default_session_config = as_config(self.default_session_config)
         if not isinstance(self.default_session_config, ConfigProto):
             raise TypeError(
                 f"ServerDef.default_session_config must be a ConfigProto, not {self.default_session_config!r}"
@@ -94,7 +100,7 @@ class ServerDef:
             {'job': [{'name': 'ps', 'tasks': {0: 'p0:1'}}]}
         """
         return {
-            "cluster": ClusterSpec(self.cluster).as_cluster_def(),
+            "cluster": ClusterSpec(self.cluster).as_cluster_def_dict(),
             "job_name": self.job_name,
             "task_index": self.task_index,
             "protocol": self.protocol,
@@ -121,8 +127,69 @@ class ServerDef:
             raise ValueError(f"Unknown ServerDef field(s): {', '.join(sorted(map(str, unknown)))}")
         return cls(**data)
 
+    @classmethod
+    def from_proto(cls, message: config_pb.ServerDef) -> ServerDef:
+        """The ServerDef of a ``tf.train.ServerDef`` protobuf (``replica`` and ``port`` are not used here).
+
+        Raises:
+            TypeError: ``message`` is not a ServerDef protobuf.
+
+        Example:
+            >>> proto = config_pb.ServerDef(job_name="ps", task_index=0)
+            >>> proto.cluster.job.add(name="ps", tasks={0: "p0:1"})  # doctest: +ELLIPSIS
+            name: "ps"...
+            >>> ServerDef.from_proto(proto).cluster
+            {'job': [{'name': 'ps', 'tasks': {0: 'p0:1'}}]}
+        """
+        if not isinstance(message, config_pb.ServerDef):
+            raise TypeError(f"Expected a ServerDef protocol buffer, got {type(message).__name__}")
+        return cls(
+            cluster=ClusterSpec(message.cluster),
+            job_name=message.job_name,
+            task_index=message.task_index,
+            protocol=message.protocol,
+            default_session_config=ConfigProto.from_proto(message.default_session_config),
+        )
+
+    def to_proto(self) -> config_pb.ServerDef:
+        """This ServerDef as a ``tf.train.ServerDef`` protobuf.
+
+        Its ``default_session_config`` holds the config's ``cluster_key`` when one is set (as this object does):
+        printing the message shows it.
+
+        Example:
+            >>> ServerDef(cluster={"ps": ["p0:1"]}, job_name="ps").to_proto().cluster.job[0].tasks[0]
+            'p0:1'
+        """
+        return config_pb.ServerDef(
+            cluster=ClusterSpec(self.cluster).as_cluster_def(),
+            job_name=self.job_name,
+            task_index=self.task_index,
+            protocol=self.protocol,
+            default_session_config=self.default_session_config.to_proto(),
+        )
+
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(ServerDef))
+
+
+def server_def_of(value: Any) -> ServerDef | None:
+    """``value`` as the server's ServerDef when it describes a server (a ``tf.train.ServerDef`` protobuf, this
+    class or its dict form), None when it is a cluster (a ClusterSpec, ClusterDef or dict of jobs).
+
+    Example:
+        >>> server_def_of(config_pb.ServerDef(job_name="ps")).job_name
+        'ps'
+        >>> server_def_of({"ps": ["p0:1"]}) is None
+        True
+    """
+    if isinstance(value, ServerDef):
+        return value
+    if isinstance(value, config_pb.ServerDef):
+        return ServerDef.from_proto(value)
+    if is_server_def_dict(value):
+        return ServerDef.from_dict(value)
+    return None
 
 
 def is_server_def_dict(value: Any) -> bool:
@@ -145,16 +212,17 @@ def is_server_def_dict(value: Any) -> bool:
     return isinstance(cluster, Mapping) and any(not isinstance(v, str | bytes) for v in cluster.values())
 
 
-def merge_config(base: ConfigProto, extra: ConfigProto | None) -> ConfigProto:
+def merge_config(base: ConfigProto, extra: Any) -> ConfigProto:
     """``base`` with ``extra`` merged in as protocol buffers merge: fields of ``extra`` that are set (differ from
-    their default) win, lists are appended and dicts updated, nested options merged field by field.
+    their default) win, lists are appended and dicts updated, nested options merged field by field. ``extra``
+    may be a ``tf.ConfigProto`` protobuf.
 
     Example:
         >>> merged = merge_config(ConfigProto(log_device_placement=True), ConfigProto(allow_soft_placement=True))
         >>> merged.log_device_placement, merged.allow_soft_placement
         (True, True)
     """
-    return _merged(base, extra if extra is not None else type(base)())
+    return _merged(base, as_config(extra))
 
 
 def _merged(base: Any, extra: Any) -> Any:

@@ -40,6 +40,7 @@ from dtf_notebook.notebook.placement_render import render_svg
 from dtf_notebook.notebook.widget_fallback import text_table, widgets_available
 from dtf_notebook.runtime.executor import needed_ops
 from dtf_notebook.runtime.fetches import flatten_fetches
+from dtf_notebook.summary.graph_proto import sent_bytes
 
 __all__ = ["PlacementView", "placement_view", "show_placement"]
 
@@ -82,19 +83,6 @@ def _nodes(ops: Iterable[Operation], listing: dict[str, dict[str, Any]] | None) 
             )
         )
     return nodes
-
-
-def _sent_bytes(run_metadata: Any) -> dict[tuple[str, str], int]:
-    """``(tensor_name, recv_device)`` → bytes, from a traced run's ``cost_graph`` (see RemoteBackend.run)."""
-    if run_metadata is None:
-        return {}
-    rows = (getattr(run_metadata, "cost_graph", None) or {}).get("node", [])
-    sent: dict[tuple[str, str], int] = {}
-    for row in rows:
-        if "tensor_name" in row and "bytes" in row:
-            key = (row["tensor_name"], row.get("recv_device", ""))
-            sent[key] = sent.get(key, 0) + int(row["bytes"])
-    return sent
 
 
 class PlacementView:
@@ -302,7 +290,7 @@ def placement_view(
     return PlacementView(
         _nodes(ops, listing),
         transfers,
-        _sent_bytes(run_metadata),
+        sent_bytes(run_metadata),
         collapse,
         expand,
         placed=session is not None,

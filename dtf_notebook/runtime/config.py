@@ -1,8 +1,11 @@
 """Session and run configuration: ``ConfigProto``, ``GPUOptions``, ``RunOptions``, ``RunMetadata``.
 
-These mirror TF1's protocol buffers as plain Python objects with the same
-field names, so ``config.gpu_options.per_process_gpu_memory_fraction = 0.4``
-works unchanged. ``to_dict``/``from_dict`` give plain data for the wire.
+These are the runtime's own forms of TF1's protocol buffers: plain Python
+objects with the same field names. ``tf.ConfigProto``, ``tf.RunOptions`` and
+``tf.RunMetadata`` are the protobuf messages of :mod:`dtf_notebook.protos.config_pb`;
+sessions and servers turn them into these at their boundary (:func:`as_config`,
+:func:`as_run_options`, ``from_proto``) and back (``to_proto``).
+``to_dict``/``from_dict`` give plain data for the wire.
 
 ``virtual_gpus`` is this project's addition: that many ``/gpu:N`` devices
 backed by the CPU, so graphs written for GPUs place and run on any machine.
@@ -20,6 +23,58 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+#: The ConfigProto fields that are this project's (numbered 10001-10005 in the protobuf): unset there keeps
+#: the default here, so an unset ``cluster_wait_secs`` is 30 s, not 0.
+_PROJECT_FIELDS = frozenset({"virtual_gpus", "cluster_wait_secs", "cluster_key", "cluster_key_salt", "session_gc_secs"})
+
+
+def _is_message(value: Any) -> bool:
+    return hasattr(value, "DESCRIPTOR") and hasattr(value, "SerializeToString")
+
+
+def _from_message(cls: Any, message: Any) -> Any:
+    """An instance of dataclass ``cls`` with the fields of protobuf ``message`` that both have."""
+    expected = cls.__name__
+    if not _is_message(message) or message.DESCRIPTOR.name != expected:
+        raise TypeError(f"Expected a {expected} protocol buffer, got {type(message).__name__}")
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in message.DESCRIPTOR.fields_by_name:
+            continue
+        if f.name in _PROJECT_FIELDS and not message.HasField(f.name):
+            continue
+        value = getattr(message, f.name)
+        if _is_message(value):
+            value = _from_message(_NESTED[value.DESCRIPTOR.name], value)
+        elif f.name == "device_count":
+            value = dict(value)
+        elif f.name == "device_filters":
+            value = list(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def _to_message(value: Any) -> Any:
+    from dtf_notebook.protos import config_pb
+
+    message = getattr(config_pb, type(value).__name__)()
+    for f in fields(value):
+        mine = getattr(value, f.name)
+        if f.name in _PROJECT_FIELDS:
+            if mine != f.default:
+                setattr(message, f.name, mine)
+        elif f.name == "device_count":
+            message.device_count.update(mine)
+        elif f.name == "device_filters":
+            message.device_filters.extend(mine)
+        elif hasattr(mine, "__dataclass_fields__"):
+            nested = _to_message(mine)
+            if nested.ByteSize():  # an all-default option message stays unset, as in a parsed protobuf
+                getattr(message, f.name).CopyFrom(nested)
+        else:
+            setattr(message, f.name, mine)
+    return message
 
 
 @dataclass
@@ -44,6 +99,26 @@ class GPUOptions:
     polling_active_delay_usecs: int = 0
     force_gpu_compatible: bool = False
 
+    @classmethod
+    def from_proto(cls, message: Any) -> GPUOptions:
+        """The options of a ``tf.GPUOptions`` protobuf (fields this runtime does not use are dropped).
+
+        Example:
+            >>> from dtf_notebook.protos.config_pb import GPUOptions as Proto
+            >>> GPUOptions.from_proto(Proto(allow_growth=True)).allow_growth
+            True
+        """
+        return _from_message(cls, message)
+
+    def to_proto(self) -> Any:
+        """This as a ``tf.GPUOptions`` protobuf.
+
+        Example:
+            >>> GPUOptions(visible_device_list="0").to_proto().visible_device_list
+            '0'
+        """
+        return _to_message(self)
+
 
 @dataclass
 class GraphOptions:
@@ -60,6 +135,26 @@ class GraphOptions:
     place_pruned_graph: bool = False
     enable_bfloat16_sendrecv: bool = False
     timeline_step: int = 0
+
+    @classmethod
+    def from_proto(cls, message: Any) -> GraphOptions:
+        """The options of a ``tf.GraphOptions`` protobuf (``optimizer_options`` and others are dropped).
+
+        Example:
+            >>> from dtf_notebook.protos.config_pb import GraphOptions as Proto
+            >>> GraphOptions.from_proto(Proto(infer_shapes=True)).infer_shapes
+            True
+        """
+        return _from_message(cls, message)
+
+    def to_proto(self) -> Any:
+        """This as a ``tf.GraphOptions`` protobuf.
+
+        Example:
+            >>> GraphOptions(timeline_step=2).to_proto().timeline_step
+            2
+        """
+        return _to_message(self)
 
 
 @dataclass
@@ -117,9 +212,38 @@ class ConfigProto:
         return cls(**kwargs)
 
     def CopyFrom(self, other: ConfigProto) -> None:  # noqa: N802 - protobuf's name
-        """Copies every field of ``other`` into this config."""
+        """Copies every field of ``other`` (this class or a ``tf.ConfigProto`` protobuf) into this config."""
+        if _is_message(other):
+            other = ConfigProto.from_proto(other)
         for f in fields(self):
             setattr(self, f.name, getattr(other, f.name))
+
+    @classmethod
+    def from_proto(cls, message: Any) -> ConfigProto:
+        """The config of a ``tf.ConfigProto`` protobuf.
+
+        Fields this runtime does not use (``cluster_def``, ``experimental``, ...) are dropped; this project's
+        fields left unset in the message keep their defaults here (``cluster_wait_secs`` 30).
+
+        Raises:
+            TypeError: ``message`` is not a ConfigProto protobuf.
+
+        Example:
+            >>> from dtf_notebook.protos.config_pb import ConfigProto as Proto
+            >>> config = ConfigProto.from_proto(Proto(allow_soft_placement=True, device_count={"GPU": 0}))
+            >>> config.allow_soft_placement, config.device_count, config.cluster_wait_secs
+            (True, {'GPU': 0}, 30.0)
+        """
+        return _from_message(cls, message)
+
+    def to_proto(self) -> Any:
+        """This config as a ``tf.ConfigProto`` protobuf (this project's fields set only where not default).
+
+        Example:
+            >>> ConfigProto(virtual_gpus=2).to_proto().virtual_gpus
+            2
+        """
+        return _to_message(self)
 
 
 @dataclass
@@ -145,6 +269,26 @@ class RunOptions:
     inter_op_thread_pool: int = 0
     output_partition_graphs: bool = False
     report_tensor_allocations_upon_oom: bool = False
+
+    @classmethod
+    def from_proto(cls, message: Any) -> RunOptions:
+        """The options of a ``tf.RunOptions`` protobuf.
+
+        Example:
+            >>> from dtf_notebook.protos.config_pb import RunOptions as Proto
+            >>> RunOptions.from_proto(Proto(trace_level=Proto.FULL_TRACE, timeout_in_ms=5)).timeout_in_ms
+            5
+        """
+        return _from_message(cls, message)
+
+    def to_proto(self) -> Any:
+        """These options as a ``tf.RunOptions`` protobuf.
+
+        Example:
+            >>> RunOptions(trace_level=RunOptions.FULL_TRACE).to_proto().trace_level
+            3
+        """
+        return _to_message(self)
 
 
 @dataclass
@@ -195,3 +339,57 @@ class RunMetadata:
         self.step_stats = StepStats()
         self.partition_graphs = []
         self.cost_graph = {}
+
+    def to_proto(self) -> Any:
+        """This metadata as a ``tf.RunMetadata`` protobuf (see ``summary.graph_proto.run_metadata_proto``).
+
+        Example:
+            >>> RunMetadata().to_proto().ByteSize()
+            0
+        """
+        from dtf_notebook.summary.graph_proto import run_metadata_proto
+
+        return run_metadata_proto(self)
+
+
+_NESTED = {"GPUOptions": GPUOptions, "GraphOptions": GraphOptions}
+
+
+def as_config(config: Any) -> ConfigProto:
+    """The runtime's ConfigProto of ``config``: a ``tf.ConfigProto`` protobuf, this class, or None (defaults).
+
+    Raises:
+        TypeError: ``config`` is something else.
+
+    Example:
+        >>> from dtf_notebook.protos.config_pb import ConfigProto as Proto
+        >>> as_config(Proto(log_device_placement=True)).log_device_placement
+        True
+        >>> as_config(None) == ConfigProto()
+        True
+    """
+    if config is None:
+        return ConfigProto()
+    if isinstance(config, ConfigProto):
+        return config
+    if _is_message(config) and config.DESCRIPTOR.name == "ConfigProto":
+        return ConfigProto.from_proto(config)
+    raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
+
+
+def as_run_options(options: Any) -> RunOptions | None:
+    """The runtime's RunOptions of ``options``: a ``tf.RunOptions`` protobuf, this class, or None.
+
+    Raises:
+        TypeError: ``options`` is something else.
+
+    Example:
+        >>> from dtf_notebook.protos.config_pb import RunOptions as Proto
+        >>> as_run_options(Proto(timeout_in_ms=100)).timeout_in_ms
+        100
+    """
+    if options is None or isinstance(options, RunOptions):
+        return options
+    if _is_message(options) and options.DESCRIPTOR.name == "RunOptions":
+        return RunOptions.from_proto(options)
+    raise TypeError(f"options must be a tf.RunOptions, but got {type(options)}")

@@ -34,7 +34,7 @@ from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.placement.placer import place
-from dtf_notebook.runtime.config import ConfigProto, RunMetadata, RunOptions
+from dtf_notebook.runtime.config import ConfigProto, RunMetadata, as_config, as_run_options
 from dtf_notebook.runtime.executor import needed_ops
 from dtf_notebook.runtime.fetches import flatten_fetches
 from dtf_notebook.runtime.local_backend import LocalBackend, placement_nodes
@@ -85,13 +85,12 @@ class BaseSession:
         >>> sess.close()
     """
 
-    def __init__(self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None) -> None:
+    def __init__(self, target: str = "", graph: Graph | None = None, config: Any = None) -> None:
         if graph is not None and not isinstance(graph, Graph):
             raise TypeError(f"graph must be a tf.Graph, but got {type(graph)}")
-        if config is not None and not isinstance(config, ConfigProto):
-            raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
         self._graph = graph if graph is not None else get_default_graph()
-        self._config = config if config is not None else ConfigProto()
+        # A tf.ConfigProto protobuf becomes the runtime's config here; the session reads only that.
+        self._config = as_config(config)
         self._target = target or ""
         self._closed = False
         self._backend = _make_backend(self._target, self._graph, self._config)
@@ -168,16 +167,16 @@ class BaseSession:
         self,
         fetches: Any,
         feed_dict: Any = None,
-        options: RunOptions | None = None,
-        run_metadata: RunMetadata | None = None,
+        options: Any = None,
+        run_metadata: Any = None,
     ) -> Any:
         """Runs the ops needed for ``fetches`` and returns their values in the same structure.
 
         Args:
             fetches: A graph element (Tensor, Operation, Variable, name) or a nested list/tuple/dict of them.
             feed_dict: ``{tensor or name: value}`` overriding tensor values for this run.
-            options: RunOptions (timeout, tracing).
-            run_metadata: Filled with step stats when tracing.
+            options: ``tf.RunOptions`` (timeout, tracing): the protobuf or the runtime's RunOptions.
+            run_metadata: ``tf.RunMetadata`` (protobuf or the runtime's), filled with step stats when tracing.
 
         Raises:
             RuntimeError: the session is closed.
@@ -199,7 +198,15 @@ class BaseSession:
         feeds = self._convert_feeds(feed_dict)
         fetch_tensors = [e for e in elements if isinstance(e, Tensor)]
         targets = [e for e in elements if isinstance(e, Operation)]
-        results = self._backend.run(self._graph, fetch_tensors, targets, feeds, options, run_metadata)
+        metadata = run_metadata
+        if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
+            if not hasattr(run_metadata, "CopyFrom") or run_metadata.DESCRIPTOR.name != "RunMetadata":
+                raise TypeError(f"run_metadata must be a tf.RunMetadata, but got {type(run_metadata)}")
+            metadata = RunMetadata()
+        results = self._backend.run(self._graph, fetch_tensors, targets, feeds, as_run_options(options), metadata)
+        if metadata is not run_metadata:
+            # As TF's session: the caller's protobuf is replaced by what the run reported.
+            run_metadata.CopyFrom(metadata.to_proto())
         by_id = {id(t): r for t, r in zip(fetch_tensors, results)}
         return rebuild([by_id.get(id(e)) for e in elements])
 
@@ -239,7 +246,7 @@ class BaseSession:
         """
         feed_list = list(feed_list or [])
 
-        def call(*args: Any, options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+        def call(*args: Any, options: Any = None, run_metadata: Any = None) -> Any:
             if len(args) != len(feed_list):
                 raise TypeError(f"Expected {len(feed_list)} feed values, got {len(args)}")
             return self.run(fetches, dict(zip(feed_list, args)), options, run_metadata)
@@ -301,7 +308,7 @@ class Session(BaseSession):
     """
 
     @staticmethod
-    def reset(target: str, containers: list[str] | None = None, config: ConfigProto | None = None) -> None:
+    def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:
         """Clears resource containers on every task of a cluster, as TF1 does.
 
         Every session of the target's master is closed first: its next run raises ``AbortedError``.
@@ -316,7 +323,7 @@ class Session(BaseSession):
             raise errors.InvalidArgumentError(
                 None, None, "Session.reset needs a cluster target such as zmq://host:port"
             )
-        backend = _make_backend(target, get_default_graph(), config or ConfigProto())
+        backend = _make_backend(target, get_default_graph(), as_config(config))
         try:
             backend.reset(containers)
         finally:
@@ -335,7 +342,7 @@ class InteractiveSession(BaseSession):
         4.0
     """
 
-    def __init__(self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None) -> None:
+    def __init__(self, target: str = "", graph: Graph | None = None, config: Any = None) -> None:
         super().__init__(target, graph, config)
         self._graph_cm = self._graph.as_default()
         self._graph_cm.__enter__()

@@ -31,7 +31,13 @@ from dtf_notebook.summary.tensor_proto import make_tensor_proto, shape_proto
 
 
 def run_metadata_proto(run_metadata: Any) -> RunMetadata:
-    """The ``RunMetadata`` protobuf of a session's :class:`~dtf_notebook.runtime.config.RunMetadata`.
+    """The ``RunMetadata`` protobuf of a session's :class:`~dtf_notebook.runtime.config.RunMetadata` (a protobuf
+    is returned as it is).
+
+    The bytes a traced cluster run sent between tasks (the runtime's ``cost_graph["node"]`` rows) become two
+    ``CostGraphDef.Node`` each: the ``_Send`` node on the sending device, and the received tensor, named by its
+    tensor name, on the receiving device, its ``input_info`` the ``_Send`` node and its ``output_info`` size the
+    bytes (:func:`sent_bytes` reads them back).
 
     Example:
         >>> from dtf_notebook.runtime.config import NodeExecStats as Stats, RunMetadata as Metadata
@@ -40,6 +46,8 @@ def run_metadata_proto(run_metadata: Any) -> RunMetadata:
         >>> run_metadata_proto(meta).step_stats.dev_stats[0].node_stats[0].timeline_label
         'a = NoOp()'
     """
+    if isinstance(run_metadata, RunMetadata):
+        return run_metadata
     proto = RunMetadata()
     for device, stats in run_metadata.step_stats.dev_stats.items():
         device_stats = proto.step_stats.dev_stats.add(device=device)
@@ -53,7 +61,44 @@ def run_metadata_proto(run_metadata: Any) -> RunMetadata:
             )
     for graph in run_metadata.partition_graphs:
         proto.partition_graphs.append(graph_def_proto(graph))
+    for row in run_metadata.cost_graph.get("node", []):
+        send = proto.cost_graph.node.add(name=row["name"], device=row["device"], id=len(proto.cost_graph.node))
+        send.output_info.add(size=row["bytes"])
+        recv = proto.cost_graph.node.add(
+            name=row["tensor_name"], device=row["recv_device"], id=len(proto.cost_graph.node)
+        )
+        recv.input_info.add(preceding_node=send.id)
+        recv.output_info.add(size=row["bytes"])
     return proto
+
+
+def sent_bytes(run_metadata: Any) -> dict[tuple[str, str], int]:
+    """``(tensor_name, recv_device)`` → bytes sent between tasks in a traced cluster run, from its RunMetadata
+    (the protobuf, or the runtime's, whose ``cost_graph["node"]`` rows RemoteBackend.run fills).
+
+    Example:
+        >>> from dtf_notebook.runtime.config import RunMetadata as Metadata
+        >>> meta = Metadata(cost_graph={"node": [{"name": "a/_send", "device": "/job:ps/task:0", "tensor_name": "a:0",
+        ...     "recv_device": "/job:worker/task:0", "bytes": 8}]})
+        >>> sent_bytes(run_metadata_proto(meta)) == sent_bytes(meta) == {("a:0", "/job:worker/task:0"): 8}
+        True
+    """
+    sent: dict[tuple[str, str], int] = {}
+    if run_metadata is None:
+        return sent
+    if isinstance(run_metadata, RunMetadata):
+        rows = [
+            {"tensor_name": n.name, "recv_device": n.device, "bytes": n.output_info[0].size}
+            for n in run_metadata.cost_graph.node
+            if n.input_info and n.output_info
+        ]
+    else:
+        rows = (getattr(run_metadata, "cost_graph", None) or {}).get("node", [])
+    for row in rows:
+        if "tensor_name" in row and "bytes" in row:
+            key = (row["tensor_name"], row.get("recv_device", ""))
+            sent[key] = sent.get(key, 0) + int(row["bytes"])
+    return sent
 
 
 def _is_shape_attr(name: str) -> bool:
@@ -157,6 +202,7 @@ def graph_def_proto(graph: Any) -> GraphDef:
 __all__ = [
     "RunMetadata",
     "run_metadata_proto",
+    "sent_bytes",
     "AttrValue",
     "GraphDef",
     "MetaGraphDef",

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dtf_notebook.framework.device_spec import DeviceSpec
+from dtf_notebook.protos.config_pb import ClusterDef
 
 __all__ = ["STANDARD_PS_OPS", "replica_device_setter"]
 
@@ -106,10 +107,13 @@ def _ps_task_count(cluster: Any, ps_job: str | None) -> int | None:
     """How many tasks the ps job of ``cluster`` has; None when it has no such job.
 
     ``cluster`` is a ``ClusterSpec`` (anything with ``as_dict()``), a dict of job name to task addresses
-    (a list, or a dict by task index) or the plain-data cluster def ``{"job": [{"name", "tasks"}]}``.
+    (a list, or a dict by task index), a ``tf.train.ClusterDef`` protobuf or its plain-data form
+    ``{"job": [{"name", "tasks"}]}``.
     """
     if callable(getattr(cluster, "as_dict", None)):
         jobs = cluster.as_dict()
+    elif isinstance(cluster, ClusterDef):
+        jobs = {j.name: dict(j.tasks) for j in cluster.job}
     elif isinstance(cluster, Mapping):
         job_defs = cluster.get("job") if len(cluster) == 1 else None
         if isinstance(job_defs, list) and all(isinstance(j, Mapping) for j in job_defs):
@@ -118,7 +122,7 @@ def _ps_task_count(cluster: Any, ps_job: str | None) -> int | None:
             jobs = dict(cluster)
     else:
         raise TypeError(
-            "cluster must be a ClusterSpec, a dict of job names to task addresses or a cluster def, "
+            "cluster must be a ClusterSpec, a dict of job names to task addresses or a ClusterDef, "
             f"got {type(cluster).__name__}: {cluster!r}"
         )
     tasks = jobs.get(ps_job)

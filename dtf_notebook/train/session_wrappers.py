@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -22,7 +21,8 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.framework.graph import GraphKeys, get_collection
-from dtf_notebook.runtime.config import RunMetadata, RunOptions
+from dtf_notebook.protos.config_pb import RunMetadata, RunOptions
+from dtf_notebook.runtime.config import RunOptions as RuntimeRunOptions
 from dtf_notebook.train import session_run_hook
 from dtf_notebook.train.coordinator import Coordinator
 from dtf_notebook.train.session_creators import SessionCreator
@@ -258,7 +258,11 @@ class _HookedSession(_WrappedSession):
         run_context = session_run_hook.SessionRunContext(
             original_args=session_run_hook.SessionRunArgs(fetches, feed_dict), session=self._sess
         )
-        options = dataclasses.replace(options) if options is not None else RunOptions()
+        # As TF's: the hooks see (and merge into) a protobuf RunOptions copied from the caller's.
+        merged = RunOptions()
+        if options is not None:
+            merged.CopyFrom(options.to_proto() if isinstance(options, RuntimeRunOptions) else options)
+        options = merged
         feed_dict = self._call_hook_before_run(run_context, actual_fetches, feed_dict, options)
         run_metadata = run_metadata if run_metadata is not None else RunMetadata()
         outputs = self._sess.run(actual_fetches, feed_dict=feed_dict, options=options, run_metadata=run_metadata)

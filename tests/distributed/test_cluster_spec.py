@@ -89,14 +89,16 @@ def test_is_immutable():
     cluster = ClusterSpec(DENSE)
     with pytest.raises(AttributeError, match="immutable"):
         cluster._spec = {}  # type: ignore[misc]
-    cluster.as_cluster_def()["job"].clear()
+    cluster.as_cluster_def_dict()["job"].clear()
+    del cluster.as_cluster_def().job[:]
     cluster.task_indices("ps").clear()
     assert cluster == ClusterSpec(DENSE)
 
 
 def test_cluster_def_round_trip():
     cluster = ClusterSpec(SPARSE)
-    cluster_def = cluster.as_cluster_def()
+    assert ClusterSpec(cluster.as_cluster_def()) == ClusterSpec.from_cluster_def(cluster.as_cluster_def()) == cluster
+    cluster_def = cluster.as_cluster_def_dict()
     assert cluster_def == {
         "job": [
             {"name": "ps", "tasks": {0: "p0:2222"}},
@@ -109,11 +111,12 @@ def test_cluster_def_round_trip():
 
 def test_cluster_def_survives_json():
     cluster = ClusterSpec(SPARSE)
-    assert ClusterSpec(json.loads(json.dumps(cluster.as_cluster_def()))) == cluster
+    assert ClusterSpec(json.loads(json.dumps(cluster.as_cluster_def_dict()))) == cluster
 
 
 def test_empty_cluster_def():
-    assert ClusterSpec({}).as_cluster_def() == {"job": []}
+    assert ClusterSpec({}).as_cluster_def_dict() == {"job": []}
+    assert ClusterSpec({}).as_cluster_def().ByteSize() == 0 and not ClusterSpec(ClusterSpec({}).as_cluster_def())
     assert ClusterSpec.from_cluster_def({"job": []}) == ClusterSpec({})
     # Deviation from TF (which sees a job named "job" without tasks), so that it round-trips.
     assert ClusterSpec({"job": []}) == ClusterSpec({})
@@ -244,7 +247,10 @@ def test_matches_tensorflow(tf: Any, cluster: dict[str, Any]):
     assert repr(ours) == repr(theirs)
     assert str(ours) == str(theirs)
     assert bool(ours) == bool(theirs)
-    assert ours.as_cluster_def() == _tf_cluster_def(theirs)
+    assert ours.as_cluster_def_dict() == _tf_cluster_def(theirs)
+    # The protobufs are the same bytes both ways.
+    assert ours.as_cluster_def().SerializeToString() == theirs.as_cluster_def().SerializeToString()
+    assert ClusterSpec(type(ours.as_cluster_def()).FromString(theirs.as_cluster_def().SerializeToString())) == ours
     for job in ours.jobs:
         assert ours.num_tasks(job) == theirs.num_tasks(job)
         assert ours.task_indices(job) == theirs.task_indices(job)

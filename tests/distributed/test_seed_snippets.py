@@ -56,7 +56,7 @@ def _ran_on(sess, fetch, feed_dict=None) -> dict[str, str]:
     """Runs ``fetch`` traced; the device each node ran on, by node name."""
     meta = tf.RunMetadata()
     sess.run(fetch, feed_dict, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=meta)
-    return {s.node_name: s.device for stats in meta.step_stats.dev_stats.values() for s in stats}
+    return {s.node_name: dev.device for dev in meta.step_stats.dev_stats for s in dev.node_stats}
 
 
 def _holders(cluster: LocalCluster) -> dict[str, list[tuple[int, dict]]]:
@@ -111,7 +111,7 @@ with tf.Session(target) as sess:
             time.sleep(0.05)
     meta = tf.RunMetadata()
     first = sess.run(loss, feed, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=meta)
-    ran_on = {s.node_name: s.device for stats in meta.step_stats.dev_stats.values() for s in stats}
+    ran_on = {s.node_name: dev.device for dev in meta.step_stats.dev_stats for s in dev.node_stats}
     for _ in range(60):
         sess.run(train_op, feed)
     print(json.dumps({"first": float(first), "last": float(sess.run(loss, feed)), "ran_on": ran_on}))

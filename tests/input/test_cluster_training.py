@@ -7,6 +7,7 @@ import pytest
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import load_digits_784
+from dtf_notebook.summary.graph_proto import sent_bytes
 from tests.distributed.cluster_util import LocalCluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
@@ -79,16 +80,16 @@ def test_mlp_trains_on_a_cluster_from_a_tfrecord_file_through_shuffle_batch(tmp_
                 options, metadata = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), tf.RunMetadata()
                 sess.run(parsed["x"].op, options=options, run_metadata=metadata)
                 pipeline_devices = {
-                    s.node_name.split("/")[-1]: device
-                    for device, stats in metadata.step_stats.dev_stats.items()
-                    for s in stats
+                    s.node_name.split("/")[-1]: dev.device
+                    for dev in metadata.step_stats.dev_stats
+                    for s in dev.node_stats
                 }
-                sent = metadata.cost_graph.get("node", [])
+                sent = list(sent_bytes(metadata))
                 # A training step: the batch comes out of the queue on the worker; only parameters and their
                 # updates cross between ps and worker.
                 metadata = tf.RunMetadata()
                 sess.run(train_op, options=options, run_metadata=metadata)
-                step_sends = {row["tensor_name"] for row in metadata.cost_graph.get("node", [])}
+                step_sends = {tensor_name for tensor_name, _ in sent_bytes(metadata)}
                 test_accuracy = sess.run(accuracy, {x_eval: x_test, y_eval: y_test})
                 produced = sess.run(reader.num_records_produced())
             finally:

@@ -133,7 +133,7 @@ def test_parallel_run_traces_every_node():
     metadata = tf.RunMetadata()
     with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
         assert sess.run(total, options=options, run_metadata=metadata).tolist() == [4.0, 7.0]
-    names = {n.node_name for stats in metadata.step_stats.dev_stats.values() for n in stats}
+    names = {n.node_name for dev in metadata.step_stats.dev_stats for n in dev.node_stats}
     assert {"a", "b", "c", "total"} <= names
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
+from dtf_notebook.runtime.config import ConfigProto as RuntimeConfig
 
 
 @pytest.fixture(autouse=True)
@@ -228,7 +229,7 @@ def test_virtual_gpus_place_and_run():
         np.testing.assert_array_equal(
             sess.run(e, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=meta), [1, 2]
         )
-    devices = {s.node_name: s.device for stats in meta.step_stats.dev_stats.values() for s in stats}
+    devices = {s.node_name: dev.device for dev in meta.step_stats.dev_stats for s in dev.node_stats}
     assert devices["g1_id"].endswith("GPU:1") and devices["cpu_id"].endswith("CPU:0")
 
 
@@ -251,7 +252,7 @@ def test_unpinned_ops_prefer_gpu_but_strings_stay_on_cpu():
     meta = tf.RunMetadata()
     with tf.Session(config=tf.ConfigProto(virtual_gpus=1, allow_soft_placement=True)) as sess:
         sess.run([c, s2], options=tf.RunOptions(trace_level=3), run_metadata=meta)
-    devices = {s.node_name: s.device for stats in meta.step_stats.dev_stats.values() for s in stats}
+    devices = {s.node_name: dev.device for dev in meta.step_stats.dev_stats for s in dev.node_stats}
     assert devices["num"].endswith("GPU:0")
     assert devices["txt"].endswith("CPU:0") and devices["txt_id"].endswith("CPU:0")
 
@@ -305,10 +306,12 @@ def test_config_round_trip_and_gpu_options():
     config = tf.ConfigProto()
     config.gpu_options.per_process_gpu_memory_fraction = 0.4
     config.gpu_options.allow_growth = True
-    again = tf.ConfigProto.from_dict(config.to_dict())
+    again = tf.ConfigProto.FromString(config.SerializeToString())
     assert again.gpu_options.per_process_gpu_memory_fraction == 0.4 and again.gpu_options.allow_growth
+    runtime = RuntimeConfig.from_dict(RuntimeConfig.from_proto(config).to_dict())
+    assert runtime.gpu_options.per_process_gpu_memory_fraction == 0.4 and runtime.gpu_options.allow_growth
     with pytest.raises(ValueError, match="bogus"):
-        tf.ConfigProto.from_dict({"bogus": 1})
+        RuntimeConfig.from_dict({"bogus": 1})
     with pytest.raises(TypeError, match="config must be a tf.ConfigProto"):
         tf.Session(config={"allow_soft_placement": True})
 

@@ -115,6 +115,12 @@ from dtf_notebook.ops.variable_creator import *  # noqa: F403
 from dtf_notebook.ops.variable_scope import *  # noqa: F403
 from dtf_notebook.ops.variables import *  # noqa: F403
 from dtf_notebook.platform.tf_logging import get_logger
-from dtf_notebook.protos.config_pb import OptimizerOptions
-from dtf_notebook.runtime.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions
+from dtf_notebook.protos.config_pb import (
+    ConfigProto,
+    GPUOptions,
+    GraphOptions,
+    OptimizerOptions,
+    RunMetadata,
+    RunOptions,
+)
 from dtf_notebook.runtime.session import InteractiveSession, Session, get_default_session

@@ -2,8 +2,7 @@
 
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.server import Server
-from dtf_notebook.distributed.server_def import ServerDef
-from dtf_notebook.protos.config_pb import ClusterDef, JobDef
+from dtf_notebook.protos.config_pb import ClusterDef, JobDef, ServerDef
 from dtf_notebook.protos.example_pb import (
     BytesList,
     Example,

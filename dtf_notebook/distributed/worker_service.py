@@ -280,9 +280,14 @@ class WorkerService:
                 # A decaying estimate, so a partition that turns slow leaves the I/O thread quickly.
                 self._timings[handle] = 0.5 * self._timings[handle] + 0.5 * (time.perf_counter() - started)
             if not tracing and handle not in self._on_loop:
-                # Its next runs go on the event loop when its plan can stop at a receive instead of waiting.
+                # Its next runs go on the event loop when its plan can stop at a receive instead of waiting, once a
+                # run here was short: a long one (a big save, a heavy step) would hold up the loop, which answers
+                # every peer's pings, so it stays on threads.
                 plan = backend.plan(graph, run.fetches, run.targets, [t for t, _ in run.feeds])
-                self._on_loop[handle] = plan.resumable
+                if not plan.resumable:
+                    self._on_loop[handle] = False
+                elif time.perf_counter() - started <= _LOOP_MAX_SECS:
+                    self._on_loop[handle] = True
         except errors.OpError as e:
             outbox.discard()
             rendezvous.abort(e)
@@ -302,11 +307,11 @@ class WorkerService:
         """Serves a ``RunGraph`` on the event loop ``loop`` (a ServiceSocket), answering through ``reply``
         (``ok(header, tensors)`` / ``fail(error)``); False leaves it to a thread (see ``run_graph``).
 
-        A partition runs here once a run on a thread showed that its plan can stop at a receive whose tensor has
-        not come yet (serial, no control flow or queues): it stops there, and the loop runs it on when the tensor
-        (or an abort) arrives, so the loop never waits and the step crosses no thread of this task. The loop
-        checks its deadline, and every 2 s of waiting that its master is alive. A partition whose runs keep the
-        loop busy for more than 20 ms five times in a row goes back to threads.
+        A partition runs here once a run on a thread took at most 20 ms and showed that its plan can stop at a
+        receive whose tensor has not come yet (serial, no control flow or queues): it stops there, and the loop
+        runs it on when the tensor (or an abort) arrives, so the loop never waits and the step crosses no thread
+        of this task. The loop checks its deadline, and every 2 s of waiting that its master is alive. A partition
+        whose runs keep the loop busy for more than 20 ms five times in a row goes back to threads.
         """
         handle = header.get("graph_handle")
         if not self._on_loop.get(handle) or header.get("trace"):

@@ -306,19 +306,7 @@ class Client:
 
     def _new_dealer(self, address: str) -> zmq.Socket:
         """A DEALER set up to reach ``address`` (its caller connects it)."""
-        sock = self._context.socket(zmq.DEALER)
-        _apply_common_options(sock, address)
-        sock.setsockopt(zmq.RECONNECT_IVL, 50)
-        sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
-        sock.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
-        # Queue messages only on a completed connection: a send to a peer that is not there waits (and gives
-        # up after dead_after) instead of sitting in a queue until some later task takes the port.
-        sock.setsockopt(zmq.IMMEDIATE, 1)
-        if self._keys is not None:
-            sock.curve_serverkey = self._keys["server_public"]
-            sock.curve_secretkey = self._keys["client_secret"]
-            sock.curve_publickey = self._keys["client_public"]
-        return sock
+        return new_dealer(self._context, address, self._limits, self._keys)
 
     def _loop(self) -> None:
         poller = zmq.Poller()
@@ -464,3 +452,28 @@ def client_for(address: str, cluster_key: ClusterKey | None = None) -> Client:
         True
     """
     return shared_client(cluster_key if cluster_key is not None else client_key(address))
+
+
+def new_dealer(context: zmq.Context, address: str, limits: wire.WireLimits, keys: dict[str, Any] | None) -> zmq.Socket:
+    """A DEALER set up to reach the task at ``address`` (the caller connects it): fast reconnects, replies over
+    ``limits.max_tensor_bytes`` refused, CurveZMQ client keys when ``keys`` (see ``curve_keys``) are given.
+
+    Example:
+        >>> sock = new_dealer(zmq.Context.instance(), "127.0.0.1:1", wire.WireLimits(), None)
+        >>> sock.getsockopt(zmq.IMMEDIATE)
+        1
+        >>> sock.close(0)
+    """
+    sock = context.socket(zmq.DEALER)
+    _apply_common_options(sock, address)
+    sock.setsockopt(zmq.RECONNECT_IVL, 50)
+    sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
+    sock.setsockopt(zmq.MAXMSGSIZE, limits.max_tensor_bytes)
+    # Queue messages only on a completed connection: a send to a peer that is not there waits (and gives up after
+    # dead_after) instead of sitting in a queue until some later task takes the port.
+    sock.setsockopt(zmq.IMMEDIATE, 1)
+    if keys is not None:
+        sock.curve_serverkey = keys["server_public"]
+        sock.curve_secretkey = keys["client_secret"]
+        sock.curve_publickey = keys["client_public"]
+    return sock

@@ -35,10 +35,11 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.client import new_dealer
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _tcp, send_frames
+from dtf_notebook.distributed.zmq_util import _drain, _tcp, send_frames
 from dtf_notebook.lazy_modules import zmq
 
 _log = logging.getLogger(__name__)
@@ -114,17 +115,7 @@ class LoopPeers:
     def _peer(self, address: str, poller: zmq.Poller) -> _Peer:
         peer = self._peers.get(address)
         if peer is None:
-            sock = self._context.socket(zmq.DEALER)
-            _apply_common_options(sock, address)
-            sock.setsockopt(zmq.RECONNECT_IVL, 50)
-            sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
-            sock.setsockopt(zmq.MAXMSGSIZE, self._limits.max_tensor_bytes)
-            # Queue only on a completed connection: a peer that is not there is noticed, not written into a queue.
-            sock.setsockopt(zmq.IMMEDIATE, 1)
-            if self._keys is not None:
-                sock.curve_serverkey = self._keys["server_public"]
-                sock.curve_secretkey = self._keys["client_secret"]
-                sock.curve_publickey = self._keys["client_public"]
+            sock = new_dealer(self._context, address, self._limits, self._keys)
             sock.connect(_tcp(address))
             poller.register(sock, zmq.POLLIN)
             peer = self._peers[address] = _Peer(address, sock)

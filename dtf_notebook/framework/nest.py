@@ -103,8 +103,10 @@ def assert_same_structure(first: Any, second: Any, check_types: bool = True) -> 
         raise ValueError(f"The two structures don't have the same nested structure: {first!r} and {second!r}")
     if not is_nested(first):
         return
-    if check_types and type(first) is not type(second) and not (
-        isinstance(first, list | tuple) and isinstance(second, list | tuple) and not hasattr(first, "_fields")
+    if (
+        check_types
+        and type(first) is not type(second)
+        and not (isinstance(first, list | tuple) and isinstance(second, list | tuple) and not hasattr(first, "_fields"))
     ):
         raise TypeError(
             f"The two structures don't have the same sequence type. First structure has type {type(first)}, "

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from dtf_notebook.framework.graph import Graph, get_default_graph
+from dtf_notebook.framework.graph_proto import sent_bytes
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.notebook.placement_layout import DEFAULT_TASK, PlacedNode, PlacementModel, build_model, to_dot
 from dtf_notebook.notebook.placement_publish import publish
@@ -40,7 +41,6 @@ from dtf_notebook.notebook.placement_render import render_svg
 from dtf_notebook.notebook.widget_fallback import text_table, widgets_available
 from dtf_notebook.runtime.executor import needed_ops
 from dtf_notebook.runtime.fetches import flatten_fetches
-from dtf_notebook.summary.graph_proto import sent_bytes
 
 __all__ = ["PlacementView", "placement_view", "show_placement"]
 

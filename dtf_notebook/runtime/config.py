@@ -341,13 +341,13 @@ class RunMetadata:
         self.cost_graph = {}
 
     def to_proto(self) -> Any:
-        """This metadata as a ``tf.RunMetadata`` protobuf (see ``summary.graph_proto.run_metadata_proto``).
+        """This metadata as a ``tf.RunMetadata`` protobuf (see ``framework.graph_proto.run_metadata_proto``).
 
         Example:
             >>> RunMetadata().to_proto().ByteSize()
             0
         """
-        from dtf_notebook.summary.graph_proto import run_metadata_proto
+        from dtf_notebook.framework.graph_proto import run_metadata_proto
 
         return run_metadata_proto(self)
 

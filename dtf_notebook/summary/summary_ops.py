@@ -34,13 +34,13 @@ from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import GraphKeys, add_to_collection, get_collection, name_scope
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.framework.tensor_proto import make_tensor_proto
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.op_helpers import check_dtype, make_op
 from dtf_notebook.summary.histogram import histogram_proto
 from dtf_notebook.summary.messages import Summary, SummaryMetadata
-from dtf_notebook.summary.tensor_proto import make_tensor_proto
 
 _log = logging.getLogger(__name__)
 
@@ -282,7 +282,7 @@ def tensor_summary(
 
     Example:
         >>> import dtf_notebook as tf
-        >>> from dtf_notebook.summary.tensor_proto import make_ndarray
+        >>> from dtf_notebook.framework.tensor_proto import make_ndarray
         >>> with tf.Graph().as_default():
         ...     t = tensor_summary("m", tf.constant([[1, 2]]), display_name="matrix")
         ...     with tf.Session() as sess:

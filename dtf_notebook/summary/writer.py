@@ -22,8 +22,8 @@ import warnings
 from typing import Any
 
 from dtf_notebook.framework.graph import Graph, get_default_graph
+from dtf_notebook.framework.graph_proto import GraphDef, MetaGraphDef, graph_def_proto, run_metadata_proto
 from dtf_notebook.summary.event_file_writer import EventFileWriter
-from dtf_notebook.summary.graph_proto import GraphDef, MetaGraphDef, graph_def_proto, run_metadata_proto
 from dtf_notebook.summary.messages import Event, SessionLog, Summary, TaggedRunMetadata
 
 

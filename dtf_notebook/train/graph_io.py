@@ -19,9 +19,9 @@ from typing import Any
 
 from google.protobuf import text_format
 
+from dtf_notebook.framework.graph_proto import graph_def_proto
 from dtf_notebook.lib.io import file_io
 from dtf_notebook.protos.graph_pb import GraphDef
-from dtf_notebook.summary.graph_proto import graph_def_proto
 
 __all__ = ["write_graph"]
 

@@ -236,7 +236,7 @@ def test_import_graph_def_matches_tensorflow():
 def test_import_graph_def_from_protos():
     """A GraphDef proto -- this package's class, or TF's own -- imports here."""
     tf1 = real_tf()
-    from dtf_notebook.summary.graph_proto import graph_def_proto
+    from dtf_notebook.framework.graph_proto import graph_def_proto
 
     ours = tf.GraphDef.FromString(graph_def_proto(_source_graph(tf)).SerializeToString())
     theirs = _source_graph(tf1).as_graph_def()

@@ -7,7 +7,7 @@ import pytest
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import load_digits_784
-from dtf_notebook.summary.graph_proto import sent_bytes
+from dtf_notebook.framework.graph_proto import sent_bytes
 from tests.distributed.cluster_util import LocalCluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]

@@ -20,11 +20,11 @@ from google.protobuf.message import DecodeError
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook import errors
-from dtf_notebook.summary.graph_proto import GraphDef, MetaGraphDef
+from dtf_notebook.framework.graph_proto import GraphDef, MetaGraphDef
+from dtf_notebook.framework.tensor_proto import make_ndarray, make_tensor_proto
 from dtf_notebook.summary.histogram import DEFAULT_BUCKETS, histogram_proto
 from dtf_notebook.summary.messages import Event, HistogramProto, SessionLog, Summary, TensorProto
 from dtf_notebook.summary.record_writer import encode_record, read_records
-from dtf_notebook.summary.tensor_proto import make_ndarray, make_tensor_proto
 
 # ---- event messages -----------------------------------------------------------------------------
 

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from dtf_notebook.framework import dtypes
+from dtf_notebook.framework.tensor_proto import make_tensor_proto, shape_proto
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.protos.config_pb import RunMetadata
 from dtf_notebook.protos.graph_pb import AttrValue, GraphDef, MetaGraphDef, NodeDef, TensorShapeProto, VersionDef
-from dtf_notebook.summary.tensor_proto import make_tensor_proto, shape_proto
 
 
 def run_metadata_proto(run_metadata: Any) -> RunMetadata:

@@ -199,6 +199,9 @@ def _run(m: Any, fn: Any, spec: str, follow_up: str | None, sessions: int) -> tu
     raises CallError when the call itself fails."""
     if TRACE:
         print(f"  calling {m.__name__}.{getattr(fn, '__qualname__', fn)} with {spec}", file=sys.stderr, flush=True)
+    # A process-wide global random generator made by an earlier call (or test) lives in another graph; each call
+    # starts without one, as in a fresh process.
+    m.random.set_global_generator(None)
     with _sandbox(), m.Graph().as_default() as graph:
         try:
             result = fn(*_ARGS[spec](m))

@@ -71,9 +71,10 @@ def _vocabulary_ids(inputs: LazyBuilder, key: str, dtype: Any, make_table: Any) 
     return make_table(key_dtype).lookup(tensor)
 
 
-class _HashedCategoricalColumn(
-    CategoricalColumn, collections.namedtuple("_HashedCategoricalColumn", ["key", "hash_bucket_size", "dtype"])
-):
+class _KeyedCategoricalColumn(CategoricalColumn):
+    """A categorical column read from one input feature, ``self.key``, whose ids are its transformed feature (no
+    weights). Subclasses are namedtuples with ``key`` (and ``dtype`` unless they override the parse spec)."""
+
     @property
     def name(self) -> str:
         return self.key
@@ -82,6 +83,13 @@ class _HashedCategoricalColumn(
     def _parse_example_spec(self) -> dict[str, Any]:
         return {self.key: VarLenFeature(self.dtype)}
 
+    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None, trainable: Any = None):
+        return IdWeightPair(inputs.get(self), None)
+
+
+class _HashedCategoricalColumn(
+    _KeyedCategoricalColumn, collections.namedtuple("_HashedCategoricalColumn", ["key", "hash_bucket_size", "dtype"])
+):
     def _transform_feature(self, inputs: LazyBuilder) -> SparseTensor:
         tensor = _sparse_input(inputs, self.key, self.dtype)
         values = tensor.values if self.dtype == dtypes.string else as_string(tensor.values)
@@ -91,9 +99,6 @@ class _HashedCategoricalColumn(
     @property
     def _num_buckets(self) -> int:
         return self.hash_bucket_size
-
-    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None, trainable: Any = None):
-        return IdWeightPair(inputs.get(self), None)
 
 
 def categorical_column_with_hash_bucket(key: str, hash_bucket_size: int, dtype: Any = dtypes.string) -> Any:
@@ -118,19 +123,11 @@ def categorical_column_with_hash_bucket(key: str, hash_bucket_size: int, dtype: 
 
 
 class _VocabularyListCategoricalColumn(
-    CategoricalColumn,
+    _KeyedCategoricalColumn,
     collections.namedtuple(
         "_VocabularyListCategoricalColumn", ["key", "vocabulary_list", "dtype", "default_value", "num_oov_buckets"]
     ),
 ):
-    @property
-    def name(self) -> str:
-        return self.key
-
-    @property
-    def _parse_example_spec(self) -> dict[str, Any]:
-        return {self.key: VarLenFeature(self.dtype)}
-
     def _transform_feature(self, inputs: LazyBuilder) -> SparseTensor:
         return _vocabulary_ids(
             inputs,
@@ -148,9 +145,6 @@ class _VocabularyListCategoricalColumn(
     @property
     def _num_buckets(self) -> int:
         return len(self.vocabulary_list) + self.num_oov_buckets
-
-    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None, trainable: Any = None):
-        return IdWeightPair(inputs.get(self), None)
 
 
 def categorical_column_with_vocabulary_list(
@@ -188,20 +182,12 @@ def categorical_column_with_vocabulary_list(
 
 
 class _VocabularyFileCategoricalColumn(
-    CategoricalColumn,
+    _KeyedCategoricalColumn,
     collections.namedtuple(
         "_VocabularyFileCategoricalColumn",
         ["key", "vocabulary_file", "vocabulary_size", "num_oov_buckets", "dtype", "default_value"],
     ),
 ):
-    @property
-    def name(self) -> str:
-        return self.key
-
-    @property
-    def _parse_example_spec(self) -> dict[str, Any]:
-        return {self.key: VarLenFeature(self.dtype)}
-
     def _transform_feature(self, inputs: LazyBuilder) -> SparseTensor:
         return _vocabulary_ids(
             inputs,
@@ -220,9 +206,6 @@ class _VocabularyFileCategoricalColumn(
     @property
     def _num_buckets(self) -> int:
         return self.vocabulary_size + self.num_oov_buckets
-
-    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None, trainable: Any = None):
-        return IdWeightPair(inputs.get(self), None)
 
 
 def categorical_column_with_vocabulary_file(
@@ -275,12 +258,9 @@ def categorical_column_with_vocabulary_file(
 
 
 class _IdentityCategoricalColumn(
-    CategoricalColumn, collections.namedtuple("_IdentityCategoricalColumn", ["key", "num_buckets", "default_value"])
+    _KeyedCategoricalColumn,
+    collections.namedtuple("_IdentityCategoricalColumn", ["key", "num_buckets", "default_value"]),
 ):
-    @property
-    def name(self) -> str:
-        return self.key
-
     @property
     def _parse_example_spec(self) -> dict[str, Any]:
         return {self.key: VarLenFeature(dtypes.int64)}
@@ -303,9 +283,6 @@ class _IdentityCategoricalColumn(
     @property
     def _num_buckets(self) -> int:
         return self.num_buckets
-
-    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None, trainable: Any = None):
-        return IdWeightPair(inputs.get(self), None)
 
 
 def categorical_column_with_identity(key: str, num_buckets: int, default_value: int | None = None) -> Any:

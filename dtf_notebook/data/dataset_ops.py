@@ -91,7 +91,8 @@ class DatasetV1:
     # ---- element structure ------------------------------------------------------------------------------------
     @property
     def element_spec(self) -> Any:
-        """The :class:`~dtf_notebook.data.structure.TensorSpec` structure of an element."""
+        """The spec structure of an element (:class:`~dtf_notebook.data.structure.TensorSpec` and
+        :class:`~dtf_notebook.data.structure.SparseTensorSpec` leaves)."""
         return self._element_structure
 
     @property
@@ -106,7 +107,7 @@ class DatasetV1:
 
     @property
     def output_classes(self) -> Any:
-        """The class of every component (``Tensor``)."""
+        """The class structure of an element (``Tensor``, or ``SparseTensor`` for a sparse leaf)."""
         return structure.classes_of(self._element_structure)
 
     def __repr__(self) -> str:
@@ -131,11 +132,12 @@ class DatasetV1:
         """
         with name_scope("tensors"):
             element = structure.normalize_element(tensors)
-        return _Source("TensorDataset", structure.flatten(element), structure.spec_of(element))
+        return _Source("TensorDataset", structure.to_components(element), structure.spec_of(element))
 
     @staticmethod
     def from_tensor_slices(tensors: Any) -> DatasetV1:
-        """A dataset of the slices of ``tensors`` along dimension 0 (every component has that dimension).
+        """A dataset of the slices of ``tensors`` along dimension 0 (every component has that dimension); a
+        ``SparseTensor`` (or ``SparseTensorValue``) of rank >= 2 gives SparseTensors of one rank less.
 
         Raises:
             ValueError: a component is a scalar, or the components' dimension 0 sizes differ.
@@ -148,18 +150,20 @@ class DatasetV1:
         """
         with name_scope("tensors"):
             element = structure.normalize_element(tensors)
-        flat = structure.flatten(element)
         batch = TensorShape([None])
-        for t in flat:
+        for t in structure.flatten(element):
             if t.shape.ndims == 0:
                 raise ValueError("Unbatching a tensor is only supported for rank >= 1")
+            if structure.is_sparse(t):
+                continue  # as in TF, a sparse leaf's dimension 0 is checked when the iterator starts
             first = t.shape[:1] if t.shape.ndims is not None else TensorShape([None])
             try:
                 batch = batch.merge_with(first)
             except ValueError:
                 raise ValueError(f"Dimensions {batch[0]} and {first[0]} are not compatible") from None
-        spec = structure.map_structure(lambda t: TensorSpec(t.dtype, t.shape[1:]), element)
-        return _Source("TensorSliceDataset", flat, spec)
+        spec = structure.unbatched(structure.spec_of(element))
+        attrs = {"sparse": structure.sparse_slots(spec)}
+        return _Source("TensorSliceDataset", structure.to_components(element), spec, attrs)
 
     @staticmethod
     def range(*args: Any, output_type: Any = dtypes.int64) -> DatasetV1:
@@ -269,10 +273,10 @@ class DatasetV1:
 
     # ---- transformations ----------------------------------------------------------------------------------------
     def concatenate(self, dataset: DatasetV1) -> DatasetV1:
-        """The elements of this dataset, then those of ``dataset`` (same structure and dtypes).
+        """The elements of this dataset, then those of ``dataset`` (same structure, classes and dtypes).
 
         Raises:
-            TypeError: the element structures or dtypes differ.
+            TypeError: the element structures, classes or dtypes differ.
 
         Example:
             >>> import dtf_notebook as tf
@@ -281,18 +285,9 @@ class DatasetV1:
             TensorShape([])
         """
         a, b = self._element_structure, dataset._element_structure
-        same = structure.same_nesting(a, b) and all(
-            x.dtype is y.dtype for x, y in zip(structure.flatten(a), structure.flatten(b))
-        )
-        if not same:
+        spec = structure.most_specific_compatible_spec(a, b)
+        if spec is None:
             raise TypeError(f"Incompatible dataset elements:\n  {a} vs. \n  {b}")
-        spec = structure.pack_as(
-            a,
-            [
-                TensorSpec(x.dtype, structure.most_specific_compatible_shape(x.shape, y.shape))
-                for x, y in zip(structure.flatten(a), structure.flatten(b))
-            ],
-        )
         return _Unary("ConcatenateDataset", self, spec, extra_children=[dataset])
 
     def map(self, map_func: Callable[..., Any], num_parallel_calls: Any = None, deterministic: Any = None) -> DatasetV1:
@@ -384,7 +379,8 @@ class DatasetV1:
         self, batch_size: Any, drop_remainder: Any = False, num_parallel_calls: Any = None, deterministic: Any = None
     ) -> DatasetV1:
         """Consecutive elements stacked into batches of ``batch_size`` (the last one smaller unless
-        ``drop_remainder``).
+        ``drop_remainder``). SparseTensors of one rank are batched as TF does: their indices gain the position in the
+        batch, and the batch's dense shape is the largest of each dimension.
 
         Example:
             >>> import dtf_notebook as tf
@@ -396,10 +392,7 @@ class DatasetV1:
         size = _int64(batch_size, "batch_size")
         drop = convert_to_tensor(drop_remainder, dtype=dtypes.bool, name="drop_remainder")
         dim = _static_int(size) if constant_value(drop) is not None and bool(constant_value(drop)) else None
-        spec = structure.map_structure(
-            lambda s: TensorSpec(s.dtype, TensorShape([dim]).concatenate(s.shape)), self._element_structure
-        )
-        return _Batch(self, spec, size, drop)
+        return _Batch(self, structure.batched(self._element_structure, dim), size, drop)
 
     def padded_batch(
         self, batch_size: Any, padded_shapes: Any = None, padding_values: Any = None, drop_remainder: Any = False
@@ -409,7 +402,8 @@ class DatasetV1:
 
         Raises:
             ValueError: a padded shape does not fit its component's shape.
-            TypeError: a padding value has another dtype than its component.
+            TypeError: a padding value has another dtype than its component, or an element holds a SparseTensor
+                (TF's message).
 
         Example:
             >>> import dtf_notebook as tf
@@ -420,6 +414,12 @@ class DatasetV1:
         """
         spec = self._element_structure
         flat = structure.flatten(spec)
+        for s in flat:
+            if structure.is_sparse(s):
+                raise TypeError(
+                    "`padded_batch` is only supported for datasets that produce tensor elements but type spec of "
+                    f"elements in the input dataset is not a subclass of TensorSpec: `{s!r}`."
+                )
         if padded_shapes is None:
             shape_list = [s.shape for s in flat]
         else:
@@ -663,7 +663,8 @@ class _Batch(_Unary):
     one)."""
 
     def __init__(self, source: DatasetV1, spec: Any, size: Tensor, drop: Tensor) -> None:
-        super().__init__("BatchDataset", source, spec, inputs=[size, drop])
+        attrs = {"sparse": structure.sparse_slots(source._element_structure)}
+        super().__init__("BatchDataset", source, spec, inputs=[size, drop], attrs=attrs)
 
     def _build(self, builder: PipelineBuilder) -> dict[str, Any]:
         source = self._source
@@ -672,7 +673,7 @@ class _Batch(_Unary):
         from dtf_notebook.data.vectorize import vectorize
 
         functions: dict[str, Any] = {"f": source.fn}
-        attrs: dict[str, Any] = {}
+        attrs: dict[str, Any] = dict(self._attrs)
         batched = vectorize(source.fn)
         if batched is not None:
             spec, batched_outputs = batched

@@ -20,6 +20,7 @@ from typing import Any
 from dtf_notebook.data.dataset_ops import AUTOTUNE, DatasetV1
 from dtf_notebook.data.iterator_ops import get_single_element, make_initializable_iterator, make_one_shot_iterator
 from dtf_notebook.data.readers import CsvDataset
+from dtf_notebook.data.structure import SparseTensorSpec, TensorSpec
 
 __all__ = [
     "AUTOTUNE",
@@ -31,6 +32,9 @@ __all__ = [
     "shuffle_and_repeat",
     "parallel_interleave",
     "ignore_errors",
+    "get_structure",
+    "SparseTensorStructure",
+    "TensorStructure",
 ]
 
 Transformation = Callable[[DatasetV1], DatasetV1]
@@ -101,3 +105,37 @@ def ignore_errors() -> Transformation:
         1.0 0.5
     """
     return lambda dataset: dataset.ignore_errors()
+
+
+def get_structure(dataset_or_iterator: Any) -> Any:
+    """The spec structure of a dataset's or iterator's elements (``TensorSpec`` and ``SparseTensorSpec`` leaves).
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     get_structure(DatasetV1.from_tensors(tf.SparseTensorValue([[0]], [1.0], [3])))
+        SparseTensorSpec(TensorShape([3]), tf.float32)
+    """
+    return dataset_or_iterator.element_spec
+
+
+def SparseTensorStructure(dtype: Any, shape: Any) -> SparseTensorSpec:  # noqa: N802 - TF1's name
+    """TF1's name for ``tf.SparseTensorSpec(shape, dtype)`` (note the order of the arguments).
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> SparseTensorStructure(tf.int64, [None])
+        SparseTensorSpec(TensorShape([None]), tf.int64)
+    """
+    return SparseTensorSpec(shape, dtype)
+
+
+def TensorStructure(dtype: Any, shape: Any) -> TensorSpec:  # noqa: N802 - TF1's name
+    """TF1's name for the spec of a dense component of ``dtype`` and ``shape``.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> TensorStructure(tf.int64, [2])
+        TensorSpec(shape=(2,), dtype=tf.int64)
+    """
+    return TensorSpec(dtype, shape)

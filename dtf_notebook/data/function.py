@@ -179,9 +179,10 @@ class TracedFunction:
     Attributes:
         graph: The :class:`FuncGraph`.
         kind: What it is for (``"map"``, ``"filter"``, ``"flat_map"``, ...).
-        args: One placeholder per component of the input element.
+        args: One placeholder per component of the input element (three per SparseTensor, see
+            :func:`~dtf_notebook.data.structure.components`).
         input_spec: The input element's spec structure.
-        outputs: The flat output tensors (for a function returning a dataset: that dataset's inputs).
+        outputs: The flat output components (for a function returning a dataset: that dataset's inputs).
         output_spec: The spec structure of the result (None for a function returning a dataset).
         dataset: The dataset the function returns (flat_map, interleave), else None.
         pipeline: That dataset as a serialized pipeline, its inputs being :attr:`outputs`.
@@ -270,9 +271,9 @@ def trace(
             graph.create_op("Placeholder", [], {"dtype": s.dtype, "shape": s.shape.as_tuple()}, name=f"arg{i}").outputs[
                 0
             ]
-            for i, s in enumerate(structure.flatten(input_spec))
+            for i, s in enumerate(structure.components(input_spec))
         ]
-        element = structure.pack_as(input_spec, list(args))
+        element = structure.from_components(input_spec, list(args))
         result = fn(*element) if type(element) is tuple else fn(element)
         if returns_dataset is not None:
             if not hasattr(result, "_element_structure"):
@@ -283,8 +284,8 @@ def trace(
         if result is None:
             raise TypeError(f"The function given to `{kind}` returned None; it must return tensors")
         element_out = structure.normalize_element(result, name=kind + "_output", lists_are_tuples=True)
-        outputs = [graph.capture(t) if t.graph is not graph else t for t in structure.flatten(element_out)]
-        output_spec = structure.pack_as(element_out, [structure.TensorSpec(t.dtype, t.shape) for t in outputs])
+        outputs = [graph.capture(t) if t.graph is not graph else t for t in structure.to_components(element_out)]
+        output_spec = structure.spec_of(element_out)
     _check_no_variables(graph)
     for t in outputs:
         if t.dtype is dtypes.resource:

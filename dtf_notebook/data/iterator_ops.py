@@ -39,6 +39,7 @@ from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph
 from dtf_notebook.framework.operation import Operation
+from dtf_notebook.framework.sparse_tensor import SparseTensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, as_shape, scalar
 from dtf_notebook.ops.op_helpers import make_op
@@ -80,17 +81,15 @@ class Iterator:
     ) -> None:
         self._iterator_resource = iterator_resource
         self._initializer = initializer
-        self._spec = structure.pack_as(
-            output_types,
-            [TensorSpec(t, s) for t, s in zip(structure.flatten(output_types), structure.flatten(output_shapes))],
-        )
+        self._spec = _spec_of(output_types, output_shapes, output_classes)
 
     @staticmethod
     def from_structure(
         output_types: Any, output_shapes: Any = None, shared_name: str | None = None, output_classes: Any = None
     ) -> Iterator:
         """A reinitializable iterator for elements of this structure: ``make_initializer(dataset)`` points it at a
-        dataset (types equal, shapes compatible).
+        dataset (types and classes equal, shapes compatible). ``output_classes`` says which leaves are
+        ``SparseTensor`` (default: none).
 
         Example:
             >>> import dtf_notebook as tf
@@ -99,15 +98,11 @@ class Iterator:
             ...     it.output_shapes
             (TensorShape([]), TensorShape([2]))
         """
-        types, shapes = _types_and_shapes(output_types, output_shapes)
-        attrs = {
-            "shared_name": shared_name or "",
-            "container": "",
-            "output_types": structure.flatten(types),
-            "output_shapes": structure.flatten(shapes),
-        }
+        types, shapes, classes = _types_shapes_classes(output_types, output_shapes, output_classes)
+        spec = _spec_of(types, shapes, classes)
+        attrs = {"shared_name": shared_name or "", "container": "", **_component_attrs(spec)}
         resource = make_op("IteratorV2", [], attrs, name="Iterator").outputs[0]
-        return Iterator(resource, None, types, shapes)
+        return Iterator(resource, None, types, shapes, classes)
 
     @staticmethod
     def from_string_handle(
@@ -131,11 +126,11 @@ class Iterator:
             ...               sess.run(x, {handle: h_train}))
             0 100 1
         """
-        types, shapes = _types_and_shapes(output_types, output_shapes)
+        types, shapes, classes = _types_shapes_classes(output_types, output_shapes, output_classes)
         handle = convert_to_tensor(string_handle, dtype=dtypes.string)
-        attrs = {"output_types": structure.flatten(types), "output_shapes": structure.flatten(shapes)}
+        attrs = _component_attrs(_spec_of(types, shapes, classes))
         resource = make_op("IteratorFromStringHandleV2", [handle], attrs, name="IteratorFromStringHandleV2")
-        return Iterator(resource.outputs[0], None, types, shapes)
+        return Iterator(resource.outputs[0], None, types, shapes, classes)
 
     @property
     def initializer(self) -> Operation:
@@ -157,7 +152,7 @@ class Iterator:
 
         Raises:
             ValueError: the dataset's nesting is not the iterator's.
-            TypeError: its types or shapes do not fit the iterator's (TF's messages).
+            TypeError: its classes, types or shapes do not fit the iterator's (TF's messages).
         """
         spec = dataset._element_structure
         if not structure.same_nesting(self._spec, spec):
@@ -166,6 +161,11 @@ class Iterator:
                 f"First structure: {self.output_types!r}\n\nSecond structure: {dataset.output_types!r}"
             )
         mine, theirs = structure.flatten(self._spec), structure.flatten(spec)
+        if any(type(a) is not type(b) for a, b in zip(mine, theirs)):
+            raise TypeError(
+                f"Expected output classes {_show(self.output_classes)} but got dataset with output classes "
+                f"{_show(dataset.output_classes)}."
+            )
         if any(a.dtype is not b.dtype for a, b in zip(mine, theirs)):
             raise TypeError(
                 f"Expected output types {_show(self.output_types)} but got dataset with output types "
@@ -184,8 +184,8 @@ class Iterator:
             )
 
     def get_next(self, name: str | None = None) -> Any:
-        """The next element: tensors in the element's structure, each with the iterator's static shape. Running it
-        past the end raises ``OutOfRangeError``.
+        """The next element: tensors (and SparseTensors) in the element's structure, each with the iterator's
+        static shape. Running it past the end raises ``OutOfRangeError``.
 
         Example:
             >>> import dtf_notebook as tf
@@ -200,10 +200,9 @@ class Iterator:
             ...             print(e.message.splitlines()[0])
             End of sequence
         """
-        flat = structure.flatten(self._spec)
-        attrs = {"output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
+        attrs = _component_attrs(self._spec)
         op = make_op("IteratorGetNext", [self._iterator_resource], attrs, name=name or "IteratorGetNext")
-        return structure.pack_as(self._spec, op.outputs)
+        return structure.from_components(self._spec, op.outputs)
 
     def string_handle(self, name: str | None = None) -> Tensor:
         """A string naming this iterator, for :meth:`from_string_handle`."""
@@ -223,7 +222,7 @@ class Iterator:
 
     @property
     def output_classes(self) -> Any:
-        """The class of every component (``Tensor``)."""
+        """The class of every component (``Tensor`` or ``SparseTensor``)."""
         return structure.classes_of(self._spec)
 
     @property
@@ -236,15 +235,40 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def _types_and_shapes(output_types: Any, output_shapes: Any) -> tuple[Any, Any]:
-    from dtf_notebook.data.dataset_ops import _as_structure, _shapes_like
+def _types_shapes_classes(output_types: Any, output_shapes: Any, output_classes: Any) -> tuple[Any, Any, Any]:
+    from dtf_notebook.data.dataset_ops import _as_structure, _flatten_up_to, _shapes_like
 
     types = structure.map_structure(dtypes.as_dtype, _as_structure(output_types))
     if output_shapes is None:
         shapes = structure.map_structure(lambda _: TensorShape(None), types)
     else:
         shapes = _shapes_like(types, output_shapes)
-    return types, shapes
+    if output_classes is None:
+        classes = structure.map_structure(lambda _: Tensor, types)
+    else:
+        classes = structure.pack_as(types, _flatten_up_to(types, _as_structure(output_classes), "output_classes"))
+    return types, shapes, classes
+
+
+def _spec_of(types: Any, shapes: Any, classes: Any) -> Any:
+    """The spec structure of ``types`` with ``shapes``, a leaf whose class is ``SparseTensor`` being sparse."""
+    flat_types, flat_shapes = structure.flatten(types), structure.flatten(shapes)
+    flat_classes = [Tensor] * len(flat_types) if classes is None else structure.flatten(classes)
+    leaves = []
+    for t, s, c in zip(flat_types, flat_shapes, flat_classes):
+        if isinstance(c, type) and issubclass(c, SparseTensor):
+            leaves.append(structure.SparseTensorSpec(s, t))
+        elif c is Tensor or (isinstance(c, type) and issubclass(c, Tensor)):
+            leaves.append(TensorSpec(t, s))
+        else:
+            raise TypeError(f"An output class must be Tensor or SparseTensor, got {c!r}")
+    return structure.pack_as(types, leaves)
+
+
+def _component_attrs(spec: Any) -> dict[str, Any]:
+    """The ``output_types``/``output_shapes`` attrs of an op handing out elements of ``spec`` (dense components)."""
+    flat = structure.components(spec)
+    return {"output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
 
 
 def make_initializable_iterator(dataset: Any, shared_name: str | None = None) -> Iterator:
@@ -258,19 +282,17 @@ def make_initializable_iterator(dataset: Any, shared_name: str | None = None) ->
         'MakeIterator'
     """
     spec = dataset._element_structure
-    flat = structure.flatten(spec)
     graph = get_default_graph()
-    attrs = {
-        "shared_name": shared_name or "",
-        "container": "",
-        "output_types": [s.dtype for s in flat],
-        "output_shapes": [s.shape for s in flat],
-    }
+    attrs = {"shared_name": shared_name or "", "container": "", **_component_attrs(spec)}
     resource = make_op("IteratorV2", [], attrs, name="Iterator").outputs[0]
-    iterator = Iterator(resource, None, structure.types_of(spec), structure.shapes_of(spec))
+    iterator = Iterator(resource, None, *_public_structures(spec))
     with graph.colocate_with(resource.op):
         iterator._initializer = iterator.make_initializer(dataset)
     return iterator
+
+
+def _public_structures(spec: Any) -> tuple[Any, Any, Any]:
+    return structure.types_of(spec), structure.shapes_of(spec), structure.classes_of(spec)
 
 
 def make_one_shot_iterator(dataset: Any) -> Iterator:
@@ -287,7 +309,6 @@ def make_one_shot_iterator(dataset: Any) -> Iterator:
         'OneShotIterator'
     """
     spec = dataset._element_structure
-    flat = structure.flatten(spec)
     graph = get_default_graph()
     pipeline, inputs = serialize(dataset, graph)
     factory = {"graph": factory_graph(inputs, _ONE_SHOT_HINT), "outputs": [t.name for t in inputs]}
@@ -295,11 +316,10 @@ def make_one_shot_iterator(dataset: Any) -> Iterator:
         "dataset_factory": {"pipeline": pipeline, "factory": factory},
         "shared_name": "",
         "container": "",
-        "output_types": [s.dtype for s in flat],
-        "output_shapes": [s.shape for s in flat],
+        **_component_attrs(spec),
     }
     resource = make_op("OneShotIterator", [], attrs, name="OneShotIterator").outputs[0]
-    return Iterator(resource, None, structure.types_of(spec), structure.shapes_of(spec))
+    return Iterator(resource, None, *_public_structures(spec))
 
 
 def get_single_element(dataset: Any) -> Any:
@@ -316,12 +336,11 @@ def get_single_element(dataset: Any) -> Any:
         4
     """
     spec = dataset._element_structure
-    flat = structure.flatten(spec)
     graph = get_default_graph()
     pipeline, inputs = serialize(dataset, graph)
-    attrs = {"dataset": pipeline, "output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
+    attrs = {"dataset": pipeline, **_component_attrs(spec)}
     op = make_op("DatasetToSingleElement", inputs, attrs, name="DatasetToSingleElement")
-    return structure.pack_as(spec, op.outputs)
+    return structure.from_components(spec, op.outputs)
 
 
 # ---- op registrations ------------------------------------------------------------------------------------------

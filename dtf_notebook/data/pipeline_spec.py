@@ -127,8 +127,8 @@ def serialize(dataset: Any, graph: Graph) -> tuple[dict[str, Any], list[Tensor]]
     pipeline = {
         "nodes": builder.nodes,
         "output": output,
-        "types": [s.dtype for s in structure.flatten(spec)],
-        "shapes": [s.shape for s in structure.flatten(spec)],
+        "types": [s.dtype for s in structure.components(spec)],
+        "shapes": [s.shape for s in structure.components(spec)],
     }
     return pipeline, builder.inputs
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from dtf_notebook.data import structure
 from dtf_notebook.data.function import TracedFunction
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.graph import Graph
@@ -381,8 +382,8 @@ def vectorize(fn: TracedFunction) -> tuple[dict[str, Any], list[bool]] | None:
         ...     vectorize(trace(lambda x: x + tf.random_uniform([]), TensorSpec(tf.float32, []), "map")) is None
         True
     """
-    if fn.pipeline is not None:
-        return None
+    if fn.pipeline is not None or structure.sparse_slots(fn.input_spec) or structure.sparse_slots(fn.output_spec):
+        return None  # a batch of SparseTensors is not a stack of their components: map them one by one
     try:
         return _Rewriter(fn).run()
     except (_NotVectorizableError, ValueError, TypeError):

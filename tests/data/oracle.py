@@ -2,7 +2,8 @@
 
 ``compare(build)`` builds ``build(m)`` (a dataset, ``m`` being ``tf.compat.v1`` or ``dtf_notebook.compat.v1``) in
 a fresh graph under each library, reads every element through an initializable iterator, and checks the element
-sequences (values, dtypes, nesting), ``output_types``, ``output_shapes`` and the static shapes of ``get_next``.
+sequences (values, dtypes, nesting; a fetched ``SparseTensorValue`` compares as its indices, values and dense
+shape), ``output_types``, ``output_shapes``, ``output_classes`` and the static shapes of ``get_next``.
 
 Example (in a test marked ``tf_oracle``):
     compare(lambda m: m.data.Dataset.range(5).map(lambda x: x * 2).batch(2))
@@ -10,6 +11,7 @@ Example (in a test marked ``tf_oracle``):
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,6 +22,9 @@ import dtf_notebook.compat.v1 as dtf
 
 _LIMIT = 10_000
 
+#: A fetched SparseTensorValue of either library, as plain arrays.
+Sparse = namedtuple("Sparse", ["indices", "values", "dense_shape"])
+
 
 def real_tf() -> Any:
     """``tensorflow.compat.v1`` in graph mode, or skips the test when TensorFlow is not installed."""
@@ -29,7 +34,9 @@ def real_tf() -> Any:
 
 
 def _plain(value: Any) -> Any:
-    """A fetched element as nested tuples/dicts of numpy arrays."""
+    """A fetched element as nested tuples/dicts of numpy arrays (:data:`Sparse` for a SparseTensorValue)."""
+    if type(value).__name__ == "SparseTensorValue":
+        return Sparse(*(np.asarray(v) for v in value))
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, tuple):
@@ -44,6 +51,8 @@ def _describe(m: Any, structure: Any) -> Any:
         return tuple(_describe(m, v) for v in structure)
     if isinstance(structure, m.DType):
         return structure.name
+    if isinstance(structure, type):
+        return structure.__name__
     return None if structure.ndims is None else structure.as_list()
 
 
@@ -70,7 +79,8 @@ def run(
         result: dict[str, Any] = {
             "types": _describe(m, m.data.get_output_types(ds)),
             "shapes": _describe(m, m.data.get_output_shapes(ds)),
-            "next_shapes": [None if t.shape.ndims is None else t.shape.as_list() for t in flat_next],
+            "classes": _describe(m, m.data.get_output_classes(ds)),
+            "next_shapes": [_static_shapes(t) for t in flat_next],
             "elements": [],
             "error": None,
         }
@@ -85,6 +95,15 @@ def run(
             except m.errors.OpError as e:
                 result["error"] = (type(e).__name__, _first_line(e.message))
     return result
+
+
+def _static_shapes(t: Any) -> Any:
+    """A get_next leaf's static shape; for a SparseTensor, its dense shape's and its components'."""
+    shape = None if t.shape.ndims is None else t.shape.as_list()
+    if not hasattr(t, "dense_shape"):
+        return shape
+    parts = (t.indices, t.values, t.dense_shape)
+    return [shape, *(None if p.shape.ndims is None else p.shape.as_list() for p in parts)]
 
 
 def _first_line(message: str) -> str:
@@ -138,9 +157,10 @@ def compare(
     tf1 = real_tf()
     expected = run(tf1, build, iterator=iterator, limit=limit)
     got = run(dtf, build, iterator=iterator, limit=limit)
-    assert got["types"] == expected["types"]
-    assert got["shapes"] == expected["shapes"]
-    assert got["next_shapes"] == expected["next_shapes"]
+    assert got["types"] == expected["types"], (got["types"], expected["types"])
+    assert got["shapes"] == expected["shapes"], (got["shapes"], expected["shapes"])
+    assert got["classes"] == expected["classes"], (got["classes"], expected["classes"])
+    assert got["next_shapes"] == expected["next_shapes"], (got["next_shapes"], expected["next_shapes"])
     assert_same_elements(got["elements"], expected["elements"], rtol=rtol, sort=sort)
     if error:
         assert (got["error"] or (None,))[0] == (expected["error"] or (None,))[0], (got["error"], expected["error"])

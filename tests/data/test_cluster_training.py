@@ -113,3 +113,34 @@ def test_initializable_and_feedable_iterators_keep_their_place_on_the_worker():
             assert [int(sess.run(x)), int(sess.run(y, {handle: h})), int(sess.run(x))] == [100, 101, 102]
             with pytest.raises(tf.errors.OutOfRangeError):
                 sess.run(x)
+
+
+def test_sparse_features_are_parsed_and_batched_on_the_worker(tmp_path):
+    """VarLenFeature tags parsed and batched by the worker's pipeline reach the client as a SparseTensorValue, and
+    the same graph gives the same values in a local session."""
+    path = str(tmp_path / "tags.tfrecord")
+    with TFRecordWriter(path) as writer:
+        for i in range(5):
+            tags = tf.train.Feature(int64_list=tf.train.Int64List(value=list(range(i % 3))))
+            example = tf.train.Example(features=tf.train.Features(feature={"tags": tags}))
+            writer.write(example.SerializeToString())
+
+    def read(target):
+        with tf.Graph().as_default():
+            with tf.device("/job:worker/task:0" if target else None):
+                features = {"tags": tf.VarLenFeature(tf.int64)}
+                ds = tf.data.TFRecordDataset(path).map(lambda r: tf.parse_single_example(r, features)["tags"])
+                tags = ds.batch(2).make_one_shot_iterator().get_next()
+                total = tf.reduce_sum(tf.sparse.to_dense(tags), axis=1)
+            with tf.Session(target) as sess:
+                return [sess.run([tags, total]) for _ in range(3)]
+
+    with LocalCluster(jobs={"worker": 1}, file_roots=[str(tmp_path)]) as cluster:
+        remote = read(cluster.target("worker", 0))
+    local = read("")
+    assert type(remote[0][0]).__name__ == "SparseTensorValue"
+    assert remote[0][0].dense_shape.tolist() == [2, 1]
+    for (sparse_r, total_r), (sparse_l, total_l) in zip(remote, local):
+        for a, b in zip(sparse_r, sparse_l):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(total_r, total_l)

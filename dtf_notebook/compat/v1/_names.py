@@ -3,6 +3,7 @@
 from dtf_notebook.compat.v1._graph_api import *  # noqa: F403
 from dtf_notebook.compat.v1._script_aliases import *  # noqa: F403
 from dtf_notebook.compat.v1._switches import *  # noqa: F403
+from dtf_notebook.data.structure import SparseTensorSpec
 from dtf_notebook.framework.aggregation_method import AggregationMethod
 from dtf_notebook.framework.convert import convert_to_tensor, register_tensor_conversion_function
 from dtf_notebook.framework.device_spec import DeviceSpec

@@ -119,7 +119,13 @@ def _padded_batch(node: dict, ins: list, kids: list, fns: dict, env: Env) -> RtD
 def _map_and_batch(node: dict, ins: list, kids: list, fns: dict, env: Env) -> RtDataset:
     attrs = node["attrs"]
     return transforms.MapAndBatchDataset(
-        kids[0], fns["f"], fns.get("batched"), attrs.get("batched_outputs", ()), scalar_int(ins[0]), scalar_bool(ins[1])
+        kids[0],
+        fns["f"],
+        fns.get("batched"),
+        attrs.get("batched_outputs", ()),
+        scalar_int(ins[0]),
+        scalar_bool(ins[1]),
+        attrs.get("sparse", ()),
     )
 
 
@@ -146,7 +152,9 @@ def _string(value: Any) -> bytes:
 
 _BUILDERS: dict[str, Builder] = {
     "TensorDataset": lambda node, ins, kids, fns, env: sources.TensorsDataset(ins),
-    "TensorSliceDataset": lambda node, ins, kids, fns, env: sources.TensorSlicesDataset(ins),
+    "TensorSliceDataset": lambda node, ins, kids, fns, env: sources.TensorSlicesDataset(
+        ins, node["attrs"].get("sparse", ())
+    ),
     "RangeDataset": lambda node, ins, kids, fns, env: sources.RangeDataset(
         scalar_int(ins[0]), scalar_int(ins[1]), scalar_int(ins[2]), _torch_type(node["attrs"]["output_type"])
     ),
@@ -171,7 +179,7 @@ _BUILDERS: dict[str, Builder] = {
         kids[0], fns["f"], scalar_int(ins[0]), scalar_int(ins[1])
     ),
     "BatchDataset": lambda node, ins, kids, fns, env: transforms.BatchDataset(
-        kids[0], scalar_int(ins[0]), scalar_bool(ins[1])
+        kids[0], scalar_int(ins[0]), scalar_bool(ins[1]), node["attrs"].get("sparse", ())
     ),
     "PaddedBatchDataset": _padded_batch,
     "MapAndBatchDataset": _map_and_batch,

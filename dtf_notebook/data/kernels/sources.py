@@ -32,6 +32,7 @@ from dtf_notebook.data.kernels.common import (
     rows,
     string_scalar,
 )
+from dtf_notebook.data.kernels.sparse import SparseRows
 from dtf_notebook.data.structure import is_structure
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.lazy_modules import torch
@@ -127,10 +128,12 @@ class _SlicesIterator(RtIterator):
 
 
 class TensorSlicesDataset(RtDataset):
-    """``from_tensor_slices``: one element per row of dimension 0 of every component.
+    """``from_tensor_slices``: one element per row of dimension 0 of every component; the three components of a
+    SparseTensor (starting at the slots ``sparse``) give its rows (see :class:`~.sparse.SparseRows`).
 
     Raises:
-        InvalidArgumentError: the components have different sizes in dimension 0.
+        InvalidArgumentError: the components have different sizes in dimension 0 (TF's message), or a SparseTensor
+            is not valid.
 
     Example:
         >>> it = TensorSlicesDataset([torch.tensor([1, 2]), np.array([b"a", b"b"], dtype=object)]).iterator()
@@ -138,15 +141,45 @@ class TensorSlicesDataset(RtDataset):
         (tensor(1), b'a')
     """
 
-    def __init__(self, components: Sequence[Any]) -> None:
+    def __init__(self, components: Sequence[Any], sparse: Sequence[int] = ()) -> None:
         self.components = tuple(components)
-        sizes = [dim0(c) for c in self.components]
+        self.sparse = {start: SparseRows(*self.components[start : start + 3]) for start in sparse}
+        inside = {start + k for start in self.sparse for k in range(3)}
+        sizes = [dim0(c) for i, c in enumerate(self.components) if i not in inside]
+        sizes += [rows.n for rows in self.sparse.values()]
         if any(s != sizes[0] for s in sizes):
-            raise invalid(f"Dimension 0 in all components must be equal, got sizes {sizes}")
+            raise invalid("All components must have the same size in the 0th dimension")
         self.n = sizes[0] if sizes else 0
 
     def iterator(self) -> RtIterator:
+        if self.sparse:
+            return _SparseSlicesIterator(self.components, self.sparse, self.n)
         return _SlicesIterator(self.components, self.n)
+
+
+class _SparseSlicesIterator(RtIterator):
+    """Rows of components some of which are SparseTensors (one element at a time: a batch of sparse rows is no
+    stack, so there is no ``next_batch``)."""
+
+    def __init__(self, components: tuple, sparse: dict[int, SparseRows], n: int) -> None:
+        self._components, self._sparse, self._n, self._i = components, sparse, n, 0
+
+    def next(self, step: Any) -> tuple | None:
+        i = self._i
+        if i >= self._n:
+            return None
+        self._i = i + 1
+        out: list[Any] = []
+        c, components, sparse = 0, self._components, self._sparse
+        while c < len(components):
+            rows = sparse.get(c)
+            if rows is None:
+                out.append(row(components[c], i))
+                c += 1
+            else:
+                out.extend(rows.row(i))
+                c += 3
+        return tuple(out)
 
 
 class _RangeIterator(RtIterator):

@@ -34,6 +34,7 @@ from dtf_notebook.data.kernels.common import (
     scalar_bool,
     stack,
 )
+from dtf_notebook.data.kernels.sparse import stack_elements
 from dtf_notebook.lazy_modules import torch
 
 __all__ = [
@@ -250,25 +251,21 @@ def _take_elements(source: RtIterator, n: int, step: Any) -> list[tuple]:
     return elements
 
 
-def _stack_elements(elements: list[tuple]) -> tuple:
-    return tuple(stack([e[c] for e in elements], c) for c in range(len(elements[0])))
-
-
 def _check_batch_size(batch_size: int) -> None:
     if batch_size <= 0:
         raise invalid("Batch size must be greater than zero.")
 
 
 class _BatchIterator(RtIterator):
-    def __init__(self, source: RtIterator, n: int, drop_remainder: bool) -> None:
-        self._source, self._n, self._drop = source, n, drop_remainder
+    def __init__(self, source: RtIterator, n: int, drop_remainder: bool, sparse: Sequence[int]) -> None:
+        self._source, self._n, self._drop, self._sparse = source, n, drop_remainder, sparse
         self._done = False
 
     def next(self, step: Any) -> tuple | None:
         if self._done:
             return None
         source, n = self._source, self._n
-        if source.next_batch is not None:
+        if source.next_batch is not None and not self._sparse:
             batch = source.next_batch(n, step)
             if batch is None:
                 self._done = True
@@ -283,17 +280,19 @@ class _BatchIterator(RtIterator):
             self._done = True
             if not elements or self._drop:
                 return None
-        return _stack_elements(elements)
+        return stack_elements(elements, self._sparse)
 
     def close(self) -> None:
         self._source.close()
 
 
 class BatchDataset(RtDataset):
-    """``batch(batch_size, drop_remainder)``: consecutive elements stacked along a new dimension 0.
+    """``batch(batch_size, drop_remainder)``: consecutive elements stacked along a new dimension 0 (the
+    SparseTensors whose components start at the slots ``sparse`` batched as TF does, see :mod:`.sparse`).
 
     Raises:
-        InvalidArgumentError: ``batch_size`` is not positive (and, per batch, elements of different shapes).
+        InvalidArgumentError: ``batch_size`` is not positive (and, per batch, elements of different shapes, or
+            SparseTensors of different ranks).
 
     Example:
         >>> from dtf_notebook.data.kernels.sources import RangeDataset
@@ -302,12 +301,13 @@ class BatchDataset(RtDataset):
         [(tensor([0, 1]),), (tensor([2, 3]),), None]
     """
 
-    def __init__(self, source: RtDataset, batch_size: int, drop_remainder: bool) -> None:
+    def __init__(self, source: RtDataset, batch_size: int, drop_remainder: bool, sparse: Sequence[int] = ()) -> None:
         _check_batch_size(batch_size)
         self.source, self.batch_size, self.drop_remainder = source, batch_size, drop_remainder
+        self.sparse = list(sparse)
 
     def iterator(self) -> RtIterator:
-        return _BatchIterator(self.source.iterator(), self.batch_size, self.drop_remainder)
+        return _BatchIterator(self.source.iterator(), self.batch_size, self.drop_remainder, self.sparse)
 
 
 def _pad_component(parts: list[Any], padded: Sequence[int], fill: Any, component: int) -> Any:
@@ -414,7 +414,7 @@ class _MapAndBatchIterator(RtIterator):
         if owner.batched is not None:
             if stacked is None:
                 try:
-                    stacked = _stack_elements(elements)
+                    stacked = stack_elements(elements)
                 except errors.InvalidArgumentError:
                     stacked = None  # elements of different shapes: map them one by one
             if stacked is not None:
@@ -424,7 +424,7 @@ class _MapAndBatchIterator(RtIterator):
                 if elements is None:
                     elements = [tuple(row(c, i) for c in stacked) for i in range(count)]
         fn = owner.fn
-        return _stack_elements([tuple(fn(e)) for e in elements])
+        return stack_elements([tuple(fn(e)) for e in elements], owner.sparse)
 
     def close(self) -> None:
         self._source.close()
@@ -440,6 +440,7 @@ class MapAndBatchDataset(RtDataset):
         batched_outputs: For each output of ``batched``, whether it has the batch dimension (else it is the same
             for every element and gets repeated).
         batch_size, drop_remainder: The batch's.
+        sparse: Where the components of the function's sparse outputs start (such a function is never vectorized).
 
     Example:
         >>> from dtf_notebook.data.kernels.sources import RangeDataset
@@ -457,9 +458,11 @@ class MapAndBatchDataset(RtDataset):
         batched_outputs: Sequence[bool],
         batch_size: int,
         drop_remainder: bool,
+        sparse: Sequence[int] = (),
     ) -> None:
         _check_batch_size(batch_size)
         self.source, self.fn, self.batched = source, fn, batched
+        self.sparse = list(sparse)
         self.batched_outputs = list(batched_outputs)
         self.batch_size, self.drop_remainder = batch_size, drop_remainder
 

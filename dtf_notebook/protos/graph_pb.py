@@ -1,14 +1,15 @@
-"""TF's graph messages as protobuf classes: ``TensorProto``, ``AttrValue``, ``NodeDef``, ``GraphDef``, ``MetaGraphDef``
-and their parts (``tf.GraphDef``, ``tf.NodeDef``, ``tf.AttrValue``, ``tf.NameAttrList``, ``tf.MetaGraphDef``,
-``tf.TensorInfo``).
+"""TF's graph messages as protobuf classes: ``TensorProto``, ``AttrValue``, ``NodeDef``, ``GraphDef``, ``OpDef``,
+``MetaGraphDef`` and their parts (``tf.GraphDef``, ``tf.NodeDef``, ``tf.AttrValue``, ``tf.NameAttrList``,
+``tf.MetaGraphDef``, ``tf.TensorInfo``), and what a meta graph's collections hold (``VariableDef``,
+``QueueRunnerDef``, ``SaverDef``).
 
 The schemas are TF's ``types.proto``, ``tensor_shape.proto``, ``resource_handle.proto``, ``tensor.proto``,
-``attr_value.proto``, ``node_def.proto``, ``versions.proto``, ``graph.proto``, ``saver.proto`` and
-``meta_graph.proto`` with TF's file names, message names and field numbers, so bytes written here parse in TF and
-the other way round. Fields whose types live in protos not written here (a graph's function library and debug info,
-a node's full type, a meta graph's stripped op list, object graph and ``Any`` lists, a tensor info's composite
-tensor) are left out: their numbers stay unused, and protobuf keeps such fields of a parsed message as unknown
-fields, so they survive a round trip.
+``attr_value.proto``, ``node_def.proto``, ``versions.proto``, ``graph.proto``, ``op_def.proto``, ``variable.proto``,
+``saver.proto``, ``error_codes.proto``, ``queue_runner.proto`` and ``meta_graph.proto`` with TF's file names,
+message names and field numbers, so bytes written here parse in TF and the other way round. Fields whose types live
+in protos not written here (a graph's function library and debug info, a node's or an op argument's full type, a
+meta graph's object graph and ``Any`` lists, a tensor info's composite tensor) are left out: their numbers stay
+unused, and protobuf keeps such fields of a parsed message as unknown fields, so they survive a round trip.
 
 Example:
     >>> node = NodeDef(name="x", op="Const")
@@ -29,16 +30,22 @@ from dtf_notebook.protos.spec import add_spec_file as _add_file
 __all__ = [
     "AttrValue",
     "DataType",
+    "ErrorCode",
     "GraphDef",
     "MetaGraphDef",
     "NameAttrList",
     "NodeDef",
+    "OpDef",
+    "OpList",
+    "QueueRunnerDef",
     "ResourceHandleProto",
+    "SaveSliceInfoDef",
     "SaverDef",
     "SignatureDef",
     "TensorInfo",
     "TensorProto",
     "TensorShapeProto",
+    "VariableDef",
     "VersionDef",
 ]
 
@@ -205,6 +212,108 @@ _add_file(
     ],
 )
 _add_file(
+    _FRAMEWORK + "op_def.proto",
+    [_FRAMEWORK + "attr_value.proto", _FRAMEWORK + "resource_handle.proto", _FRAMEWORK + "types.proto"],
+    [
+        (
+            "OpDef",
+            [
+                ("name", 1, "string"),
+                ("input_arg", 2, "repeated tensorflow.OpDef.ArgDef"),
+                ("output_arg", 3, "repeated tensorflow.OpDef.ArgDef"),
+                ("control_output", 20, "repeated string"),
+                ("attr", 4, "repeated tensorflow.OpDef.AttrDef"),
+                ("deprecation", 8, "tensorflow.OpDeprecation"),
+                ("summary", 5, "string"),
+                ("description", 6, "string"),
+                ("is_commutative", 18, "bool"),
+                ("is_aggregate", 16, "bool"),
+                ("is_stateful", 17, "bool"),
+                ("allows_uninitialized_input", 19, "bool"),
+                ("is_distributed_communication", 21, "bool"),
+            ],
+            [
+                (
+                    "ArgDef",
+                    [
+                        ("name", 1, "string"),
+                        ("description", 2, "string"),
+                        ("type", 3, "enum tensorflow.DataType"),
+                        ("type_attr", 4, "string"),
+                        ("number_attr", 5, "string"),
+                        ("type_list_attr", 6, "string"),
+                        ("handle_data", 7, "repeated tensorflow.ResourceHandleProto.DtypeAndShape"),
+                        ("is_ref", 16, "bool"),
+                    ],
+                ),
+                (
+                    "AttrDef",
+                    [
+                        ("name", 1, "string"),
+                        ("type", 2, "string"),
+                        ("default_value", 3, "tensorflow.AttrValue"),
+                        ("description", 4, "string"),
+                        ("has_minimum", 5, "bool"),
+                        ("minimum", 6, "int64"),
+                        ("allowed_values", 7, "tensorflow.AttrValue"),
+                    ],
+                ),
+            ],
+        ),
+        ("OpDeprecation", [("version", 1, "int32"), ("explanation", 2, "string")]),
+        ("OpList", [("op", 1, "repeated tensorflow.OpDef")]),
+    ],
+)
+_add_file(
+    _FRAMEWORK + "variable.proto",
+    [],
+    [
+        (
+            "VariableDef",
+            [
+                ("variable_name", 1, "string"),
+                ("initial_value_name", 6, "string"),
+                ("initializer_name", 2, "string"),
+                ("snapshot_name", 3, "string"),
+                ("save_slice_info_def", 4, "tensorflow.SaveSliceInfoDef"),
+                ("is_resource", 5, "bool"),
+                ("trainable", 7, "bool"),
+                ("synchronization", 8, "enum tensorflow.VariableSynchronization"),
+                ("aggregation", 9, "enum tensorflow.VariableAggregation"),
+            ],
+        ),
+        (
+            "SaveSliceInfoDef",
+            [
+                ("full_name", 1, "string"),
+                ("full_shape", 2, "repeated int64"),
+                ("var_offset", 3, "repeated int64"),
+                ("var_shape", 4, "repeated int64"),
+            ],
+        ),
+    ],
+    enums=(
+        (
+            "VariableSynchronization",
+            [
+                ("VARIABLE_SYNCHRONIZATION_AUTO", 0),
+                ("VARIABLE_SYNCHRONIZATION_NONE", 1),
+                ("VARIABLE_SYNCHRONIZATION_ON_WRITE", 2),
+                ("VARIABLE_SYNCHRONIZATION_ON_READ", 3),
+            ],
+        ),
+        (
+            "VariableAggregation",
+            [
+                ("VARIABLE_AGGREGATION_NONE", 0),
+                ("VARIABLE_AGGREGATION_SUM", 1),
+                ("VARIABLE_AGGREGATION_MEAN", 2),
+                ("VARIABLE_AGGREGATION_ONLY_FIRST_REPLICA", 3),
+            ],
+        ),
+    ),
+)
+_add_file(
     "tensorflow/core/protobuf/saver.proto",
     [],
     [
@@ -224,9 +333,57 @@ _add_file(
     ],
 )
 _add_file(
+    "xla/tsl/protobuf/error_codes.proto",
+    [],
+    [],
+    package="tensorflow.error",
+    enums=(
+        (
+            "Code",
+            [
+                ("OK", 0),
+                ("CANCELLED", 1),
+                ("UNKNOWN", 2),
+                ("INVALID_ARGUMENT", 3),
+                ("DEADLINE_EXCEEDED", 4),
+                ("NOT_FOUND", 5),
+                ("ALREADY_EXISTS", 6),
+                ("PERMISSION_DENIED", 7),
+                ("UNAUTHENTICATED", 16),
+                ("RESOURCE_EXHAUSTED", 8),
+                ("FAILED_PRECONDITION", 9),
+                ("ABORTED", 10),
+                ("OUT_OF_RANGE", 11),
+                ("UNIMPLEMENTED", 12),
+                ("INTERNAL", 13),
+                ("UNAVAILABLE", 14),
+                ("DATA_LOSS", 15),
+                ("DO_NOT_USE_RESERVED_FOR_FUTURE_EXPANSION_USE_DEFAULT_IN_SWITCH_INSTEAD_", 20),
+            ],
+        ),
+    ),
+)
+_add_file(
+    "tensorflow/core/protobuf/queue_runner.proto",
+    ["xla/tsl/protobuf/error_codes.proto"],
+    [
+        (
+            "QueueRunnerDef",
+            [
+                ("queue_name", 1, "string"),
+                ("enqueue_op_name", 2, "repeated string"),
+                ("close_op_name", 3, "string"),
+                ("cancel_op_name", 4, "string"),
+                ("queue_closed_exception_types", 5, "repeated enum tensorflow.error.Code"),
+            ],
+        )
+    ],
+)
+_add_file(
     "tensorflow/core/protobuf/meta_graph.proto",
     [
         _FRAMEWORK + "graph.proto",
+        _FRAMEWORK + "op_def.proto",
         _FRAMEWORK + "tensor.proto",
         _FRAMEWORK + "tensor_shape.proto",
         _FRAMEWORK + "types.proto",
@@ -248,6 +405,7 @@ _add_file(
                     "MetaInfoDef",
                     [
                         ("meta_graph_version", 1, "string"),
+                        ("stripped_op_list", 2, "tensorflow.OpList"),
                         ("tags", 4, "repeated string"),
                         ("tensorflow_version", 5, "string"),
                         ("tensorflow_git_version", 6, "string"),
@@ -306,6 +464,9 @@ _add_file(
 
 #: TF's ``DataType`` enum (``DataType.Value("DT_FLOAT") == 1``, ``DataType.Name(9) == "DT_INT64"``).
 DataType: Any = EnumTypeWrapper(POOL.FindEnumTypeByName("tensorflow.DataType"))
+#: TF's error codes (``tensorflow.error.Code``: ``ErrorCode.Value("OUT_OF_RANGE") == 11``), as a queue runner's
+#: ``queue_closed_exception_types`` lists them.
+ErrorCode: Any = EnumTypeWrapper(POOL.FindEnumTypeByName("tensorflow.error.Code"))
 TensorShapeProto = message_class("tensorflow.TensorShapeProto", __name__)
 ResourceHandleProto = message_class("tensorflow.ResourceHandleProto", __name__)
 TensorProto = message_class("tensorflow.TensorProto", __name__)
@@ -314,7 +475,12 @@ NameAttrList = message_class("tensorflow.NameAttrList", __name__)
 NodeDef = message_class("tensorflow.NodeDef", __name__)
 VersionDef = message_class("tensorflow.VersionDef", __name__)
 GraphDef = message_class("tensorflow.GraphDef", __name__)
+OpDef = message_class("tensorflow.OpDef", __name__)
+OpList = message_class("tensorflow.OpList", __name__)
+VariableDef = message_class("tensorflow.VariableDef", __name__)
+SaveSliceInfoDef = message_class("tensorflow.SaveSliceInfoDef", __name__)
 SaverDef = message_class("tensorflow.SaverDef", __name__)
+QueueRunnerDef = message_class("tensorflow.QueueRunnerDef", __name__)
 MetaGraphDef = message_class("tensorflow.MetaGraphDef", __name__)
 TensorInfo = message_class("tensorflow.TensorInfo", __name__)
 SignatureDef = message_class("tensorflow.SignatureDef", __name__)

@@ -91,14 +91,17 @@ def _add_message(container: Any, spec: _Message, scope: str) -> None:
             _add_message(message.nested_type, nested, full)
 
 
-def add_spec_file(name: str, dependencies: list[str], messages: list[_Message], enums: tuple = ()) -> None:
-    """Adds one ``.proto`` file of package ``tensorflow``, written as tables, to the package's pool.
+def add_spec_file(
+    name: str, dependencies: list[str], messages: list[_Message], enums: tuple = (), package: str = "tensorflow"
+) -> None:
+    """Adds one ``.proto`` file of package ``tensorflow`` (or ``package``), written as tables, to the package's pool.
 
     Args:
         name: TF's file name (``"tensorflow/core/framework/summary.proto"``).
         dependencies: The file names whose messages and enums the fields refer to.
         messages: The file's top-level messages, as the module docstring describes them.
         enums: The file's top-level enums: ``(name, [(value name, number), ...])``.
+        package: The file's protobuf package (TF's error codes live in ``tensorflow.error``).
 
     Example:
         >>> from dtf_notebook.protos import message_class
@@ -106,10 +109,10 @@ def add_spec_file(name: str, dependencies: list[str], messages: list[_Message], 
         >>> message_class("tensorflow.SpecTagged")(tags={"a": 1}).tags["a"]
         1
     """
-    proto = descriptor_pb2.FileDescriptorProto(name=name, package="tensorflow", syntax="proto3")
+    proto = descriptor_pb2.FileDescriptorProto(name=name, package=package, syntax="proto3")
     proto.dependency.extend(dependencies)
     for enum_name, values in enums:
         proto.enum_type.add(name=enum_name, value=[{"name": n, "number": v} for n, v in values])
     for spec in messages:
-        _add_message(proto.message_type, spec, ".tensorflow")
+        _add_message(proto.message_type, spec, "." + package)
     POOL.AddSerializedFile(proto.SerializeToString())

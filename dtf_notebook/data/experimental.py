@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dtf_notebook.data.dataset_ops import AUTOTUNE, DatasetV1
+from dtf_notebook.data.input_pipelines import make_batched_features_dataset, make_csv_dataset, parse_example_dataset
 from dtf_notebook.data.iterator_ops import get_single_element, make_initializable_iterator, make_one_shot_iterator
 from dtf_notebook.data.readers import CsvDataset
 from dtf_notebook.data.structure import SparseTensorSpec, TensorSpec
@@ -35,6 +36,9 @@ __all__ = [
     "get_structure",
     "SparseTensorStructure",
     "TensorStructure",
+    "make_csv_dataset",
+    "make_batched_features_dataset",
+    "parse_example_dataset",
 ]
 
 Transformation = Callable[[DatasetV1], DatasetV1]

@@ -12,8 +12,41 @@ Example:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["ipython_shell", "jupyter_kernel"]
+__all__ = ["ipython_shell", "jupyter_kernel", "kernel_progress_bar", "register_kernel_progress_bar"]
+
+BarFactory = Callable[..., Any]
+_kernel_bar: BarFactory | None = None  # what draws a training bar in a kernel (registered by the notebook layer)
+
+
+def register_kernel_progress_bar(factory: BarFactory | None) -> BarFactory | None:
+    """Makes ``factory(**tqdm_kwargs)`` draw the default training bars in a Jupyter kernel (None: ``tqdm.auto``'s);
+    returns the factory it replaces.
+
+    The notebook layer registers its bar this way (``import dtf_notebook`` does), so that the training layer never
+    imports it.
+
+    Example:
+        >>> previous = register_kernel_progress_bar(None)
+        >>> register_kernel_progress_bar(previous) is None
+        True
+    """
+    global _kernel_bar
+    previous, _kernel_bar = _kernel_bar, factory
+    return previous
+
+
+def kernel_progress_bar() -> BarFactory | None:
+    """The factory :func:`register_kernel_progress_bar` registered, or None.
+
+    Example:
+        >>> import dtf_notebook
+        >>> kernel_progress_bar() is dtf_notebook._kernel_progress_bar
+        True
+    """
+    return _kernel_bar
 
 
 def jupyter_kernel() -> bool:

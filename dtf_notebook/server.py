@@ -33,9 +33,13 @@ import signal
 import sys
 from typing import Any
 
+# A task runs whatever graph a client sends it: besides the op library (``import dtf_notebook`` registers it), the
+# ops that the input-pipeline and summary layers register.
+from dtf_notebook.data import iterator_ops  # noqa: F401
 from dtf_notebook.distributed.cluster_key import read_key_file
 from dtf_notebook.distributed.peer_limits import PeerLimits
 from dtf_notebook.runtime.config import ConfigProto
+from dtf_notebook.summary import media_summaries, summary_ops  # noqa: F401
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

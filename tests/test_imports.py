@@ -82,6 +82,49 @@ print(json.dumps({"value": value, "torch": "torch" in sys.modules}))
     assert result == {"value": [3.0, 6.0], "torch": True}
 
 
+def test_the_package_root_and_a_task_load_neither_the_tf1_namespace_nor_the_servers_they_do_not_need():
+    loaded = _fresh(
+        """
+import json, sys
+import dtf_notebook
+root = sorted(m for m in ("dtf_notebook.compat.v1", "dtf_notebook.distributed.server") if m in sys.modules)
+import dtf_notebook.compat.v1
+client = sorted(m for m in ("dtf_notebook.distributed.server", "dtf_notebook.estimator") if m in sys.modules)
+import dtf_notebook as tf
+lazy = [tf.estimator.ModeKeys.TRAIN, tf.train.Server.__name__, type(tf.app.flags).__name__]
+print(json.dumps({"root": root, "client": client, "lazy": lazy, "dir": "estimator" in dir(tf)}))
+"""
+    )
+    assert loaded == {"root": [], "client": [], "lazy": ["train", "Server", "module"], "dir": True}
+    task = _fresh(
+        """
+import json, sys
+import dtf_notebook.server
+print(json.dumps(sorted(m for m in ("dtf_notebook.compat.v1", "dtf_notebook.estimator") if m in sys.modules)))
+"""
+    )
+    assert task == []
+
+
+def test_a_task_registers_every_op_the_package_defines():
+    """A task runs whatever graph it is sent: ``dtf_notebook.server`` registers every op of every module."""
+    registered = _fresh(
+        """
+import importlib, json, os, pkgutil
+import dtf_notebook.server
+from dtf_notebook.framework import op_registry
+task = set(op_registry.registered_types())
+root = os.path.dirname(dtf_notebook.server.__file__)
+for info in pkgutil.walk_packages([root], "dtf_notebook."):
+    path = os.path.join(os.path.dirname(root), *info.name.split(".")) + ("/__init__.py" if info.ispkg else ".py")
+    if os.path.exists(path) and "register_op(" in open(path, encoding="utf-8").read():
+        importlib.import_module(info.name)
+print(json.dumps(sorted(set(op_registry.registered_types()) - task)))
+"""
+    )
+    assert registered == []
+
+
 def test_no_import_cycle_among_framework_ops_runtime_distributed(import_graph):
     graph = import_graph.build_graph(import_graph.PACKAGE_DIR)
     lower = {"framework", "placement", "runtime", "ops", "distributed"}

@@ -26,6 +26,7 @@ from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     nn_ops,
     numerics_ops,
     placeholder_ops,
+    random_distribution_ops,
     random_ops,
     script_ops,
     sendrecv_ops,
@@ -33,11 +34,19 @@ from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     sparse,
     spectral_ops,
     state_ops,
+    stateful_random_ops,
+    stateless_random_ops,
     tensor_array_ops,
     training_ops,
     variable_scope,
     variables,
 )
+from dtf_notebook.ops.array import matrix_diag, scatter_variables  # noqa: F401
+from dtf_notebook.ops.image import boxes, codecs, crops  # noqa: F401
+from dtf_notebook.ops.io import decode_ops, input_ops, parsing_ops, reader_ops, sparse_map_ops  # noqa: F401
+from dtf_notebook.ops.linalg import decompositions, solvers  # noqa: F401
+from dtf_notebook.ops.math import bitwise, einsum, reductions, scan, segment, sorting, special  # noqa: F401
+from dtf_notebook.ops.strings import joins, split  # noqa: F401
 
 op_registry.register_builders(
     add_n=math_ops.add_n,

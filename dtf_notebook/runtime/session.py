@@ -38,18 +38,11 @@ from dtf_notebook.runtime.config import ConfigProto, RunMetadata, as_config, as_
 from dtf_notebook.runtime.executor import needed_ops
 from dtf_notebook.runtime.fetches import flatten_fetches
 from dtf_notebook.runtime.local_backend import LocalBackend, placement_nodes
-
-# scheme -> factory(target, graph, config) returning a backend with run/close/list_devices.
-_BACKENDS: dict[str, Callable[[str, Graph, ConfigProto], Any]] = {}
-
-
-def register_session_backend(scheme: str, factory: Callable[[str, Graph, ConfigProto], Any]) -> None:
-    """Registers the backend used for targets ``scheme://...``.
-
-    Example:
-        >>> register_session_backend("echo", lambda target, graph, config: LocalBackend(config))  # doctest: +SKIP
-    """
-    _BACKENDS[scheme] = factory
+from dtf_notebook.runtime.session_backends import (  # noqa: F401 - register_session_backend re-exported
+    known_schemes,
+    register_session_backend,
+    session_backend,
+)
 
 
 def _make_backend(target: str, graph: Graph, config: ConfigProto) -> Any:
@@ -63,9 +56,9 @@ def _make_backend(target: str, graph: Graph, config: ConfigProto) -> Any:
             None, None, f"Session target {target!r} is not of the form scheme://host:port (e.g. 'zmq://localhost:2222')"
         )
     # The cluster runtime registers zmq:// and grpc:// when it is imported (the package's root imports it).
-    factory = _BACKENDS.get(scheme)
+    factory = session_backend(scheme)
     if factory is None:
-        known = ", ".join(sorted(f"{s}://" for s in _BACKENDS)) or "none"
+        known = ", ".join(f"{s}://" for s in known_schemes()) or "none"
         raise errors.InvalidArgumentError(
             None, None, f"No session backend for target {target!r}; known schemes: {known}"
         )

@@ -3,7 +3,7 @@
 The hook draws a tqdm bar of the global step, with tqdm's steps per second and the latest loss (by
 default the loss the graph's optimizer minimizes: see :func:`~dtf_notebook.train.loss_tracking.training_loss`).
 In a terminal it is tqdm's text bar. In a Jupyter kernel it is the bar the notebook layer registered with
-:func:`register_kernel_progress_bar` (``import dtf_notebook`` registers
+:func:`~dtf_notebook.frontend.register_kernel_progress_bar` (``import dtf_notebook`` registers
 :func:`dtf_notebook.notebook.progress_bar.progress_bar`: tqdm's widget, whose output also keeps a static
 copy, so a saved notebook shows the final "400/400"); with none registered, ``tqdm.auto``'s. The bar is
 closed when the session closes, also after an error or an interrupt (when TF1 calls no hook's ``end``).
@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dtf_notebook.framework.graph import get_default_graph
-from dtf_notebook.frontend import jupyter_kernel
+from dtf_notebook.frontend import jupyter_kernel, kernel_progress_bar, register_kernel_progress_bar
 from dtf_notebook.train import training_util
 from dtf_notebook.train.basic_session_run_hooks import StopAtStepHook
 from dtf_notebook.train.loss_tracking import training_loss
@@ -55,26 +55,6 @@ __all__ = [
     "progress_bars_wanted",
     "register_kernel_progress_bar",
 ]
-
-BarFactory = Callable[..., Any]
-_kernel_bar: BarFactory | None = None  # what makes a bar in a Jupyter kernel (registered by the notebook layer)
-
-
-def register_kernel_progress_bar(factory: BarFactory | None) -> BarFactory | None:
-    """Makes ``factory(**tqdm_kwargs)`` draw the default bars in a Jupyter kernel (None: ``tqdm.auto``'s);
-    returns the factory it replaces. A hook given ``bar_factory=`` keeps its own.
-
-    The notebook layer registers its bar this way (``import dtf_notebook`` does), so that this layer never
-    imports it.
-
-    Example:
-        >>> previous = register_kernel_progress_bar(None)
-        >>> register_kernel_progress_bar(previous) is None
-        True
-    """
-    global _kernel_bar
-    previous, _kernel_bar = _kernel_bar, factory
-    return previous
 
 
 class ProgressBarHook(SessionRunHook):
@@ -142,7 +122,7 @@ class ProgressBarHook(SessionRunHook):
             return
         factory = self._factory
         if factory is None and jupyter_kernel():
-            factory = _kernel_bar
+            factory = kernel_progress_bar()
         if factory is None:
             from tqdm.auto import tqdm as factory
         self.bar = factory(total=total, initial=self._position, desc=self.desc, unit="step", **self._kwargs)

@@ -135,7 +135,7 @@ def test_a_registered_kernel_bar_draws_in_a_kernel_only(monkeypatch: pytest.Monk
 def test_importing_dtf_notebook_registers_the_notebook_bar() -> None:
     import dtf_notebook
 
-    assert progress._kernel_bar is dtf_notebook._kernel_progress_bar
+    assert progress.kernel_progress_bar() is dtf_notebook._kernel_progress_bar
 
 
 def test_every_n_steps_updates_less_often() -> None:

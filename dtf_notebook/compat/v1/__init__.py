@@ -10,23 +10,18 @@ Example:
     array([6.], dtype=float32)
 """
 
+import importlib
+
 from dtf_notebook import errors
 from dtf_notebook.compat.v1 import (  # noqa: E402
-    app,
     bitwise,
-    contrib,
     data,
     debugging,
-    distribute,
     dtypes,
-    estimator,
     feature_column,
-    flags,
     gfile,
-    image,
     initializers,
     io,
-    keras,
     layers,
     linalg,
     logging,
@@ -44,9 +39,22 @@ from dtf_notebook.compat.v1 import (  # noqa: E402
     spectral,
     strings,
     summary,
-    test,
     train,
     version,
 )
 from dtf_notebook.compat.v1._names import *  # noqa: F403
 from dtf_notebook.summary import Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata
+
+# Modules a graph-building script rarely needs at once load on first use (``tf.estimator``, ``tf.app``, ...), so
+# that importing this namespace stays cheap; ``import dtf_notebook.compat.v1.estimator`` works as ever.
+_ON_FIRST_USE = frozenset({"app", "contrib", "distribute", "estimator", "flags", "image", "keras", "test"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _ON_FIRST_USE:
+        return importlib.import_module(f"{__name__}.{name}")  # the import binds it here
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _ON_FIRST_USE)

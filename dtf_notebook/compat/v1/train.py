@@ -1,7 +1,6 @@
 """``tf.train``: optimizers, the global step and (with later layers) savers, servers and hooks."""
 
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
-from dtf_notebook.distributed.server import Server
 from dtf_notebook.protos.config_pb import ClusterDef, JobDef, ServerDef
 from dtf_notebook.protos.example_pb import (
     BytesList,
@@ -45,3 +44,13 @@ from dtf_notebook.train.session_run_hook import *  # noqa: F403
 from dtf_notebook.train.supervisor import Supervisor
 from dtf_notebook.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from dtf_notebook.train.training_util import *  # noqa: F403
+
+
+def __getattr__(name: str) -> object:
+    # tf.train.Server loads the server's services only when a script makes one (a client never needs them).
+    if name == "Server":
+        from dtf_notebook.distributed.server import Server
+
+        globals()["Server"] = Server
+        return Server
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,12 +4,13 @@
 ``QueueRunnerDef``, ``SaverDef``).
 
 The schemas are TF's ``types.proto``, ``tensor_shape.proto``, ``resource_handle.proto``, ``tensor.proto``,
-``attr_value.proto``, ``node_def.proto``, ``versions.proto``, ``graph.proto``, ``op_def.proto``, ``variable.proto``,
-``saver.proto``, ``error_codes.proto``, ``queue_runner.proto`` and ``meta_graph.proto`` with TF's file names,
-message names and field numbers, so bytes written here parse in TF and the other way round. Fields whose types live
-in protos not written here (a graph's function library and debug info, a node's or an op argument's full type, a
-meta graph's object graph and ``Any`` lists, a tensor info's composite tensor) are left out: their numbers stay
-unused, and protobuf keeps such fields of a parsed message as unknown fields, so they survive a round trip.
+``attr_value.proto``, ``node_def.proto``, ``versions.proto``, ``graph.proto``, ``graph_debug_info.proto``,
+``op_def.proto``, ``variable.proto``, ``saver.proto``, ``error_codes.proto``, ``queue_runner.proto`` and
+``meta_graph.proto`` with TF's file names, message names and field numbers, so bytes written here parse in TF and
+the other way round. Fields whose types live in protos not written here (a graph's function library and debug
+info, a node's or an op argument's full type, a meta graph's object graph and ``Any`` lists, a tensor info's
+composite tensor) are left out: their numbers stay unused, and protobuf keeps such fields of a parsed message as
+unknown fields, so they survive a round trip.
 
 Example:
     >>> node = NodeDef(name="x", op="Const")
@@ -31,6 +32,7 @@ __all__ = [
     "AttrValue",
     "DataType",
     "ErrorCode",
+    "GraphDebugInfo",
     "GraphDef",
     "MetaGraphDef",
     "NameAttrList",
@@ -207,6 +209,41 @@ _add_file(
                 ("node", 1, "repeated tensorflow.NodeDef"),
                 ("versions", 4, "tensorflow.VersionDef"),
                 ("version", 3, "int32"),
+            ],
+        )
+    ],
+)
+_add_file(
+    _FRAMEWORK + "graph_debug_info.proto",
+    [],
+    [
+        (
+            "GraphDebugInfo",
+            [
+                ("files", 1, "repeated string"),
+                ("frames_by_id", 4, "map<fixed64,tensorflow.GraphDebugInfo.FileLineCol>"),
+                ("traces_by_id", 6, "map<fixed64,tensorflow.GraphDebugInfo.StackTrace>"),
+                ("traces", 2, "map<string,tensorflow.GraphDebugInfo.StackTrace>"),
+                ("name_to_trace_id", 5, "map<string,fixed64>"),
+            ],
+            [
+                (
+                    "FileLineCol",
+                    [
+                        ("file_index", 1, "int32"),
+                        ("line", 2, "int32"),
+                        ("col", 3, "int32"),
+                        ("func", 4, "string"),
+                        ("code", 5, "string"),
+                    ],
+                ),
+                (
+                    "StackTrace",
+                    [
+                        ("file_line_cols", 1, "repeated tensorflow.GraphDebugInfo.FileLineCol"),
+                        ("frame_id", 2, "repeated fixed64"),
+                    ],
+                ),
             ],
         )
     ],
@@ -475,6 +512,7 @@ NameAttrList = message_class("tensorflow.NameAttrList", __name__)
 NodeDef = message_class("tensorflow.NodeDef", __name__)
 VersionDef = message_class("tensorflow.VersionDef", __name__)
 GraphDef = message_class("tensorflow.GraphDef", __name__)
+GraphDebugInfo = message_class("tensorflow.GraphDebugInfo", __name__)
 OpDef = message_class("tensorflow.OpDef", __name__)
 OpList = message_class("tensorflow.OpList", __name__)
 VariableDef = message_class("tensorflow.VariableDef", __name__)

@@ -23,6 +23,8 @@ __all__ = [
     "gpu_device_name",
     "is_built_with_cuda",
     "is_built_with_gpu_support",
+    "is_built_with_rocm",
+    "is_built_with_xla",
     "is_gpu_available",
     "main",
 ]
@@ -31,7 +33,9 @@ _temp_dir: str | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> Any:
-    """Runs the tests of ``__main__`` (absl's test runner, as TF's ``tf.test.main``); exits with their status.
+    """Runs the tests of ``__main__`` (absl's test runner, as TF's ``tf.test.main``) and exits with their status;
+    with ``--benchmark_filter=REGEX`` (or TF1's ``--benchmarks=REGEX``) it runs the matching benchmarks of the
+    registered ``tf.test.Benchmark`` classes instead (see :mod:`dtf_notebook.testing.benchmark`).
 
     Example (at the end of a test file)::
 
@@ -40,7 +44,10 @@ def main(argv: Sequence[str] | None = None) -> Any:
     """
     from absl.testing import absltest  # the runner TF's googletest.main uses
 
-    return absltest.main(argv=list(argv) if argv is not None else None)
+    from dtf_notebook.testing.benchmark import benchmarks_main
+
+    args = list(argv) if argv is not None else list(sys.argv)
+    return benchmarks_main(lambda: absltest.main(argv=args), args)
 
 
 def get_temp_dir() -> str:
@@ -115,3 +122,25 @@ def is_built_with_gpu_support() -> bool:
     import torch
 
     return torch.version.cuda is not None or getattr(torch.version, "hip", None) is not None
+
+
+def is_built_with_rocm() -> bool:
+    """Whether the torch this runs on was built with ROCm.
+
+    Example:
+        >>> isinstance(is_built_with_rocm(), bool)
+        True
+    """
+    import torch
+
+    return getattr(torch.version, "hip", None) is not None
+
+
+def is_built_with_xla() -> bool:
+    """Whether ops can be compiled with XLA: never here (ops run as torch kernels).
+
+    Example:
+        >>> is_built_with_xla()
+        False
+    """
+    return False

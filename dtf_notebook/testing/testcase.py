@@ -4,7 +4,8 @@ Each test starts in a fresh default graph whose seed is TF's ``DEFAULT_GRAPH_SEE
 seeds too); ``cached_session()`` (and the older ``test_session()``) gives one session per test, closed in
 ``tearDown``; ``session()`` a new one each time. Both make the session and its graph the defaults, and pin ops to
 the CPU unless ``use_gpu`` (TF 2's default, True) or ``force_gpu``. ``evaluate`` runs tensors (any nesting) in the
-default session. The assertions accept numpy values, Python values and tensors, as TF's do.
+default session. The assertions accept numpy values, Python values and tensors, as TF's do;
+``assertProtoEquals`` compares protocol buffers (see :mod:`.proto_assertions`).
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -39,11 +40,12 @@ from dtf_notebook.framework.random_seed import DEFAULT_GRAPH_SEED, set_random_se
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.runtime.session import Session
 from dtf_notebook.testing.environment import get_temp_dir, gpu_device_name
+from dtf_notebook.testing.proto_assertions import ProtoAssertions
 
 __all__ = ["TestCase"]
 
 
-class TestCase(absltest.TestCase):
+class TestCase(ProtoAssertions, absltest.TestCase):
     """Base class for TF1-style tests: a fresh seeded graph per test, sessions, ``evaluate`` and array asserts."""
 
     def __init__(self, methodName: str = "runTest") -> None:  # noqa: N803 - unittest's name

@@ -133,7 +133,8 @@ def _fits_int64(text: str) -> bool:
 
 def _fits_float(text: str, np_type: Any) -> bool:
     try:
-        return bool(np_type(text) < np.inf)
+        with np.errstate(over="ignore"):  # too large for the type: inf, which is the answer sought
+            return bool(np_type(text) < np.inf)
     except ValueError:
         return False
 

@@ -201,11 +201,16 @@ class ProtoAssertions:
         msg: str | None = None,
         relative_tolerance: float | None = None,
     ) -> None:
-        """``validate_message`` equals the expected message, given as a message of its class or in text format.
+        """``validate_message`` equals the expected message, given as a message of its class or in text format
+        (a graph def in plain-dict form is compared as its ``GraphDef``).
 
         Raises:
             AssertionError: they differ (the diff of their text formats), or the expected value is neither.
         """
+        if isinstance(validate_message, dict) and "node" in validate_message:  # a graph def as plain data
+            from dtf_notebook.framework.graph_proto import graph_def_proto
+
+            validate_message = graph_def_proto(validate_message)
         if isinstance(expected_message_maybe_ascii, type(validate_message)):
             expected = expected_message_maybe_ascii
         elif isinstance(expected_message_maybe_ascii, str | bytes):

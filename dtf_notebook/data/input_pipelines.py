@@ -194,6 +194,11 @@ def _infer_column_defaults(
     return [convert_to_tensor([0 if t is not dtypes.string else ""], dtype=t) for t in types]
 
 
+def _repeated(values: Sequence[Any]) -> set[Any]:
+    ordered = sorted(values)
+    return {a for a, b in zip(ordered[:-1], ordered[1:]) if a == b}
+
+
 def _sorted_column_indices(select_columns: Sequence[Any], column_names: list[str]) -> list[int]:
     index = {n: i for i, n in enumerate(column_names)}
     out = []
@@ -210,9 +215,7 @@ def _sorted_column_indices(select_columns: Sequence[Any], column_names: list[str
         else:
             out.append(index[v])
     if len(set(out)) != len(select_columns):
-        ordered = sorted(out)
-        repeated = {a for a, b in zip(ordered[:-1], ordered[1:]) if a == b}
-        raise ValueError(f"The `select_columns` argument contains duplicate columns: {repeated}.")
+        raise ValueError(f"The `select_columns` argument contains duplicate columns: {_repeated(out)}.")
     return sorted(set(out))
 
 
@@ -300,10 +303,9 @@ def make_csv_dataset(
         column_names = _infer_column_names(names, field_delim, use_quote_delim, options["compression"], encoding)
     column_names = list(column_names)
     if len(column_names) != len(set(column_names)):
-        ordered = sorted(column_names)
-        repeated = {a for a, b in zip(ordered[:-1], ordered[1:]) if a == b}
         raise ValueError(
-            f"Either `column_names` argument or CSV header row contains duplicate column names: {repeated}."
+            f"Either `column_names` argument or CSV header row contains duplicate column names: "
+            f"{_repeated(column_names)}."
         )
     select = None if select_columns is None else _sorted_column_indices(select_columns, column_names)
     if column_defaults is not None:

@@ -153,7 +153,7 @@ def _mlp_graph_def() -> dict:
             logits = _dense(tf, h, 100, 10)
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         tf.train.AdamOptimizer(0.01).minimize(loss)
-    return g.as_graph_def()
+    return g.as_graph_def_dict()
 
 
 def _dense(tf, x, n_in: int, n_out: int):

@@ -1,4 +1,5 @@
-"""Writes ``dtf_notebook/framework/tf_op_defs.pb``: TF's ``OpDef`` of every op type this package registers.
+"""Writes ``dtf_notebook/framework/tf_op_defs.pb``: TF's ``OpDef`` of every op type this package registers, and of
+TF's save ops that meta graphs written here hold.
 
 ``Graph.as_graph_def()`` reads the file to write each node as TF's NodeDef: the type, number and type-list attrs
 TF's op signature names (``T``, ``N``, ``Tidx``, ...) come from the node's input and output dtypes, every attr is
@@ -29,6 +30,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(REPO, "dtf_notebook", "framework", "tf_op_defs.pb")
 # Modules that need Jupyter, or that are whole programs run as scripts, register no op types.
 _SKIPPED = ("dtf_notebook.notebook", "dtf_notebook.lab", "dtf_notebook.examples")
+# TF's save ops, which a meta graph written here holds in place of this package's (train/meta_graph_saver.py).
+WRITTEN_FOR_TF = ("SaveV2", "RestoreV2", "ShardedFilename", "MergeV2Checkpoints")
 
 
 def registered_op_types() -> set[str]:
@@ -71,7 +74,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare with the file instead of writing it")
     args = parser.parse_args()
-    data, missing = tf_op_list(registered_op_types())
+    data, missing = tf_op_list(registered_op_types() | set(WRITTEN_FOR_TF))
     if args.check:
         with open(OUTPUT, "rb") as f:
             same = f.read() == data

@@ -223,7 +223,7 @@ class TracedFunction:
         """The function as plain data: graph def and tensor names (the owner adds where captures come from)."""
         if self._spec is None:
             spec: dict[str, Any] = {
-                "graph": self.graph.as_graph_def(),
+                "graph": self.graph.as_graph_def_dict(),
                 "args": [t.name for t in self.args],
                 "captures": [t.name for t in self.graph.capture_placeholders],
                 "outputs": [t.name for t in self.outputs],

@@ -207,7 +207,7 @@ class _Rewriter:
         outputs = [self.values[t] for t in fn.outputs]
         placeholders = {t: self.values[t].tensor for t in [*fn.args, *fn.graph.capture_placeholders]}
         spec = {
-            "graph": self.graph.as_graph_def(),
+            "graph": self.graph.as_graph_def_dict(),
             "args": [placeholders[t].name for t in fn.args],
             "captures": [placeholders[t].name for t in fn.graph.capture_placeholders],
             "outputs": [v.tensor.name for v in outputs],

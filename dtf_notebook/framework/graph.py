@@ -26,6 +26,7 @@ from dtf_notebook.framework import device_spec, gradient_registry, op_registry
 from dtf_notebook.framework.default_session import clear_default_session_stack
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.framework.versions import GRAPH_DEF_VERSION
 
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
@@ -101,6 +102,8 @@ class Graph:
         # Counts rewiring of existing ops (not additions), so remote sessions know to resend the graph.
         self._mutations = 0
         self._next_id = 1
+        # The graph's version right after each op was added (``as_graph_def(from_version=...)``).
+        self._op_versions: list[int] = []
         self.seed: int | None = None
         # Per-graph state other modules keep (variable scopes, global-step caches, ...).
         self._extra: dict[str, Any] = {}
@@ -230,6 +233,7 @@ class Graph:
             self._ops.append(op)
             self._ops_by_name[full_name] = op
             self._version += 1
+            self._op_versions.append(self._version)
             context = self._control_flow_context
             if context is not None and compute_device:
                 op._control_flow_context = context
@@ -488,9 +492,56 @@ class Graph:
         self._collections.pop(name, None)
 
     # ---- serialisation ------------------------------------------------------------------------
-    def as_graph_def(self) -> dict[str, Any]:
-        """The graph as plain data: ``{"node": [node_def, ...], "versions": {...}}``."""
-        return {"node": [op.node_def for op in self._ops], "versions": {"producer": 1}}
+    def as_graph_def(
+        self, from_version: int | None = None, add_shapes: bool = False, use_pybind11_proto: bool = False
+    ) -> Any:
+        """The graph as TF's ``GraphDef`` protobuf (``tf.GraphDef``): its bytes parse in real TF, and
+        ``tf.import_graph_def`` (TF's or this package's) rebuilds the graph from them.
+
+        Each node carries the attrs TF's signature of its op type names, written as TF writes them (see
+        :mod:`dtf_notebook.framework.attr_values`; attrs TF's op does not have keep a ``_dtf_`` name). Op types
+        TF does not have (this package's save ops ``SaveShard``, ``MergeCheckpointShards`` and ``RestoreSlices``)
+        are written as they are: TF imports a graph without them (a meta graph's saver is written with TF's own
+        save ops, see ``tf.train.export_meta_graph``).
+
+        Args:
+            from_version: Only the nodes added since :attr:`version` had this value.
+            add_shapes: Record each node's static output shapes in its ``_output_shapes`` attr.
+            use_pybind11_proto: Accepted as in TF; the message is a ``protobuf`` one either way.
+
+        Returns:
+            A ``GraphDef`` message.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default() as g:
+            ...     y = tf.matmul(tf.ones([2, 2]), tf.ones([2, 2]), name="y")
+            >>> node = g.as_graph_def().node[-1]
+            >>> node.name, node.op, list(node.input), tf.as_dtype(node.attr["T"].type)
+            ('y', 'MatMul', ['ones', 'ones_1'], tf.float32)
+        """
+        del use_pybind11_proto
+        from dtf_notebook.framework.graph_proto import graph_def_proto
+
+        return graph_def_proto(self, add_shapes=add_shapes, from_version=from_version)
+
+    def as_graph_def_dict(self) -> dict[str, Any]:
+        """The graph as plain data, ``{"node": [node_def, ...], "versions": {"producer": ...}}``: each node is
+        ``Operation.node_def`` (attrs as the ops hold them). This is the form the wire format, placement,
+        partitioning and ``import_graph_def`` here work on; :meth:`as_graph_def` is TF's protobuf.
+
+        Example:
+            >>> g = Graph()
+            >>> g.as_graph_def_dict()
+            {'node': [], 'versions': {'producer': 1}}
+        """
+        return {"node": [op.node_def for op in self._ops], "versions": {"producer": GRAPH_DEF_VERSION}}
+
+    def _operations_since(self, from_version: int | None) -> list[Operation]:
+        """The ops added after :attr:`version` had the value ``from_version`` (every op for None)."""
+        if from_version is None:
+            return list(self._ops)
+        return [op for op, version in zip(self._ops, self._op_versions) if version > from_version]
 
 
 class _ControlDependencies:

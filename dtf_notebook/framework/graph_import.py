@@ -1,7 +1,7 @@
 """``import_graph_def``: rebuild a Graph from plain node dicts (a graph def that crossed the wire).
 
 Nodes may come in any order: they are created in a topological order that keeps the given order
-wherever the dependencies allow, so importing ``g.as_graph_def()`` recreates ``g``'s ops in the
+wherever the dependencies allow, so importing ``g.as_graph_def_dict()`` recreates ``g``'s ops in the
 same order. Node names, attrs (``_class`` colocation lists included) and requested devices are
 kept exactly; nothing of the target graph's current scopes (name scope, device stack, control
 dependencies, container, colocation) is applied to the imported ops.
@@ -47,7 +47,7 @@ def import_graph_def(graph_def: dict[str, Any], graph: Graph | None = None, name
     """Creates the ops of ``graph_def`` in ``graph`` (a new Graph when None) and returns the graph.
 
     Args:
-        graph_def: ``{"node": [node_def, ...], "versions": {...}}`` as built by ``Graph.as_graph_def()``;
+        graph_def: ``{"node": [node_def, ...], "versions": {...}}`` as built by ``Graph.as_graph_def_dict()``;
             each node is ``{"name", "op", "input", "device", "attr"}`` (only name and op are required).
             An input is ``"op"``, ``"op:index"`` or ``"^op"`` (control input, after all data inputs).
         graph: The graph to add to. Inputs that name no node of ``graph_def`` refer to ops already
@@ -70,7 +70,7 @@ def import_graph_def(graph_def: dict[str, Any], graph: Graph | None = None, name
         >>> with tf.Graph().as_default() as g:
         ...     x = tf.placeholder(tf.float32, [None, 2], name="x")
         ...     y = tf.identity(x * 2.0, name="y")
-        >>> copy = import_graph_def(g.as_graph_def(), name_prefix="copy")
+        >>> copy = import_graph_def(g.as_graph_def_dict(), name_prefix="copy")
         >>> copy.get_tensor_by_name("copy/y:0").shape.as_list()
         [None, 2]
     """

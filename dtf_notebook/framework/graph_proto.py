@@ -1,33 +1,33 @@
-"""The ``GraphDef`` protobuf of a graph, for TensorBoard's graph view (``FileWriter.add_graph``), and the
-``RunMetadata`` protobuf of a traced run.
+"""The ``GraphDef`` protobuf of a graph (``Graph.as_graph_def()``, TensorBoard's graph view, ``write_graph``), and
+the ``RunMetadata`` protobuf of a traced run.
 
-The messages are TF's (:mod:`dtf_notebook.protos.graph_pb`, :mod:`dtf_notebook.protos.config_pb`).
-A graph's plain-data ``as_graph_def()`` becomes ``NodeDef`` messages (name, op, inputs, device and
-the attributes a ``AttrValue`` can hold); each node also gets ``_output_shapes`` from the static
-shapes, as TF's ``as_graph_def(add_shapes=True)`` does, so TensorBoard labels edges with shapes.
+The messages are TF's (:mod:`dtf_notebook.protos.graph_pb`, :mod:`dtf_notebook.protos.config_pb`). Each op's plain
+node (``Operation.node_def``) becomes a ``NodeDef`` whose attrs are written as TF writes them, completed from TF's
+signature of the op type (:mod:`dtf_notebook.framework.attr_values`), so real TF imports the bytes. With
+``add_shapes`` each node also gets ``_output_shapes`` from the static shapes, as TF's
+``as_graph_def(add_shapes=True)`` does, so TensorBoard labels edges with shapes.
 
 Example:
     >>> import dtf_notebook as tf
     >>> with tf.Graph().as_default() as g:
     ...     y = tf.identity(tf.placeholder(tf.float32, [None, 3], name="x"), name="y")
-    >>> proto = graph_def_proto(g)
+    >>> proto = graph_def_proto(g, add_shapes=True)
     >>> [(n.name, n.op, list(n.input)) for n in proto.node]
     [('x', 'Placeholder', []), ('y', 'Identity', ['x'])]
-    >>> [d.size for d in proto.node[1].attr["_output_shapes"].list.shape[0].dim]
-    [-1, 3]
+    >>> [d.size for d in proto.node[1].attr["_output_shapes"].list.shape[0].dim], proto.node[1].attr["T"].type
+    ([-1, 3], 1)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from dtf_notebook.framework import dtypes
-from dtf_notebook.framework.tensor_proto import make_tensor_proto, shape_proto
+from dtf_notebook.framework.attr_values import node_attrs
+from dtf_notebook.framework.tensor_proto import shape_proto
 from dtf_notebook.framework.tensor_shape import TensorShape
+from dtf_notebook.framework.versions import GRAPH_DEF_VERSION
 from dtf_notebook.protos.config_pb import RunMetadata
-from dtf_notebook.protos.graph_pb import AttrValue, GraphDef, MetaGraphDef, NodeDef, TensorShapeProto, VersionDef
+from dtf_notebook.protos.graph_pb import GraphDef, MetaGraphDef, NodeDef, TensorShapeProto, VersionDef
 
 
 def run_metadata_proto(run_metadata: Any) -> RunMetadata:
@@ -101,70 +101,28 @@ def sent_bytes(run_metadata: Any) -> dict[tuple[str, str], int]:
     return sent
 
 
-def _is_shape_attr(name: str) -> bool:
-    return name == "shape" or name.endswith("_shape") or name in ("shapes", "output_shapes")
+def node_def_proto(
+    node: dict[str, Any],
+    output_shapes: list[TensorShape] | None = None,
+    input_dtypes: list[Any] | None = None,
+    output_dtypes: list[Any] | None = None,
+) -> NodeDef:
+    """The ``NodeDef`` of a plain-dict node (``{"name", "op", "input", "device", "attr"}``), its attrs written as
+    TF writes them (:func:`dtf_notebook.framework.attr_values.node_attrs`).
 
-
-def attr_value(name: str, value: Any) -> AttrValue | None:
-    """The ``AttrValue`` of one plain-data attribute, or None when it has no protobuf form.
-
-    Example:
-        >>> attr_value("dtype", dtypes.float32).type, attr_value("strides", (1, 2)).list.i[:]
-        (1, [1, 2])
-    """
-    if isinstance(value, dtypes.DType):
-        return AttrValue(type=value.as_datatype_enum)
-    if isinstance(value, TensorShape):
-        return AttrValue(shape=shape_proto(value.as_list() if value.ndims is not None else None))
-    if isinstance(value, bool | np.bool_):
-        return AttrValue(b=bool(value))
-    if isinstance(value, int | np.integer):
-        return AttrValue(i=int(value))
-    if isinstance(value, float | np.floating):
-        return AttrValue(f=float(value))
-    if isinstance(value, str | bytes):
-        return AttrValue(s=value.encode("utf-8") if isinstance(value, str) else value)
-    if isinstance(value, np.ndarray):
-        return AttrValue(tensor=make_tensor_proto(value))
-    if isinstance(value, list | tuple):
-        if _is_shape_attr(name) and all(v is None or isinstance(v, int) for v in value):
-            return AttrValue(shape=shape_proto(value))
-        return _list_attr(value)
-    return None
-
-
-def _list_attr(values: list | tuple) -> AttrValue | None:
-    items = AttrValue.ListValue()
-    for v in values:
-        if isinstance(v, dtypes.DType):
-            items.type.append(v.as_datatype_enum)
-        elif isinstance(v, TensorShape):
-            items.shape.append(shape_proto(v.as_list() if v.ndims is not None else None))
-        elif isinstance(v, bool):
-            items.b.append(v)
-        elif isinstance(v, int):
-            items.i.append(v)
-        elif isinstance(v, float):
-            items.f.append(v)
-        elif isinstance(v, str | bytes):
-            items.s.append(v.encode("utf-8") if isinstance(v, str) else v)
-        else:
-            return None
-    return AttrValue(list=items)
-
-
-def node_def_proto(node: dict[str, Any], output_shapes: list[TensorShape] | None = None) -> NodeDef:
-    """The ``NodeDef`` of a plain-dict node (``{"name", "op", "input", "device", "attr"}``).
+    Args:
+        node: The node.
+        output_shapes: Static shapes recorded in ``_output_shapes`` (TF's ``add_shapes``).
+        input_dtypes, output_dtypes: The node's data input and output element types, for the type attrs TF's
+            signature of the op names and the node does not hold (``T``, ``N``, ...).
 
     Example:
         >>> node_def_proto({"name": "c", "op": "NoOp", "input": ["^a"], "device": "/cpu:0", "attr": {}}).input[:]
         ['^a']
     """
     proto = NodeDef(name=node["name"], op=node["op"], input=list(node.get("input", ())), device=node.get("device", ""))
-    for key, value in node.get("attr", {}).items():
-        converted = attr_value(key, value)
-        if converted is not None:
-            proto.attr[key].CopyFrom(converted)
+    for key, value in node_attrs(node["op"], node.get("attr", {}), input_dtypes, output_dtypes).items():
+        proto.attr[key].CopyFrom(value)
     if output_shapes is not None:
         proto.attr["_output_shapes"].list.shape.extend(_shape(s) for s in output_shapes)
     return proto
@@ -174,8 +132,14 @@ def _shape(shape: TensorShape) -> TensorShapeProto:
     return shape_proto(shape.as_list() if shape.ndims is not None else None)
 
 
-def graph_def_proto(graph: Any) -> GraphDef:
-    """The ``GraphDef`` of a ``Graph`` (with ``_output_shapes``) or of a plain-dict graph def.
+def graph_def_proto(graph: Any, add_shapes: bool = False, from_version: int | None = None) -> GraphDef:
+    """The ``GraphDef`` of a ``Graph`` or of a plain-dict graph def (``Graph.as_graph_def_dict()``).
+
+    Args:
+        graph: The graph or graph def.
+        add_shapes: Record each node's static output shapes in ``_output_shapes`` (a ``Graph`` only), as TF's
+            ``as_graph_def(add_shapes=True)`` does; TensorBoard labels edges with them.
+        from_version: Only the nodes added to the ``Graph`` since its ``version`` had this value.
 
     Raises:
         TypeError: ``graph`` is neither.
@@ -184,15 +148,24 @@ def graph_def_proto(graph: Any) -> GraphDef:
         >>> graph_def_proto({"node": [{"name": "a", "op": "NoOp"}], "versions": {"producer": 1}}).versions.producer
         1
     """
-    if hasattr(graph, "get_operations") and hasattr(graph, "as_graph_def"):
-        plain = graph.as_graph_def()
-        shapes = {op.name: [t.shape for t in op.outputs] for op in graph.get_operations()}
+    if hasattr(graph, "get_operations") and hasattr(graph, "as_graph_def_dict"):
+        ops = graph._operations_since(from_version)
+        nodes = [
+            node_def_proto(
+                op.node_def,
+                [t.shape for t in op.outputs] if add_shapes else None,
+                [t.dtype for t in op.inputs],
+                [t.dtype for t in op.outputs],
+            )
+            for op in ops
+        ]
+        versions: dict[str, Any] = {"producer": GRAPH_DEF_VERSION}
     elif isinstance(graph, dict) and "node" in graph:
-        plain, shapes = graph, {}
+        nodes = [node_def_proto(n) for n in graph["node"]]
+        versions = graph.get("versions") or {}
     else:
         raise TypeError(f"The passed graph must be a Graph or a graph def, got {type(graph).__name__}")
-    proto = GraphDef(node=[node_def_proto(n, shapes.get(n["name"])) for n in plain["node"]])
-    versions = plain.get("versions") or {}
+    proto = GraphDef(node=nodes)
     proto.versions.CopyFrom(
         VersionDef(producer=int(versions.get("producer", 0)), min_consumer=int(versions.get("min_consumer", 0)))
     )
@@ -203,12 +176,10 @@ __all__ = [
     "RunMetadata",
     "run_metadata_proto",
     "sent_bytes",
-    "AttrValue",
     "GraphDef",
     "MetaGraphDef",
     "NodeDef",
     "VersionDef",
-    "attr_value",
     "graph_def_proto",
     "node_def_proto",
 ]

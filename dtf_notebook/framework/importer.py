@@ -2,10 +2,10 @@
 by default), inputs remapped to existing tensors (``input_map``), and chosen ops or tensors returned
 (``return_elements``).
 
-A graph def is what ``Graph.as_graph_def()`` returns here (plain node dicts), or a ``GraphDef`` protobuf message
-(``tf.GraphDef``, or TF's own class: anything with ``SerializeToString``), whose attribute values are read back into
-this package's forms (types, shapes, tensors, strings). A GraphDef written by TF imports when its op types and
-attributes are ones this package has.
+A graph def is a ``GraphDef`` protobuf message (``Graph.as_graph_def()``, ``tf.GraphDef``, or TF's own class:
+anything with ``SerializeToString``), whose attribute values are read back into this package's forms (types,
+shapes, tensors, strings), or the plain node dicts of ``Graph.as_graph_def_dict()``. A GraphDef written by TF
+imports when its op types and attributes are ones this package has.
 
 An input of ``input_map`` replaces every use of the graph def's tensor (which is still imported, as in TF). Static
 shapes inferred while importing stay as the graph def's tensors gave them; the replacement must be compatible.
@@ -25,51 +25,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from dtf_notebook.framework import dtypes
+from dtf_notebook.framework.attr_values import node_attr_dict
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import get_default_graph, name_scope
 from dtf_notebook.framework.graph_import import import_graph_def as _import_nodes
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
-from dtf_notebook.framework.tensor_tools import make_ndarray
 
 __all__ = ["import_graph_def"]
 
 
-def _attr(value: Any) -> Any:
-    """A ``tensorflow.AttrValue`` as this package's plain attribute value."""
-    kind = value.WhichOneof("value")
-    if kind is None:
-        return None
-    if kind == "list":
-        items = value.list
-        for field in ("s", "i", "f", "b", "type", "shape", "tensor"):
-            if len(getattr(items, field)):
-                return [_scalar(field, v) for v in getattr(items, field)]
-        return []
-    if kind in ("func", "placeholder"):
-        raise ValueError(f"attribute values of kind {kind!r} (functions) are not supported here")
-    return _scalar(kind, getattr(value, kind))
-
-
-def _scalar(kind: str, v: Any) -> Any:
-    if kind == "s":
-        try:
-            return v.decode("utf-8")
-        except UnicodeDecodeError:
-            return bytes(v)
-    if kind == "type":
-        return dtypes.as_dtype(int(v))
-    if kind == "shape":
-        return None if v.unknown_rank else tuple(None if d.size < 0 else int(d.size) for d in v.dim)
-    if kind == "tensor":
-        return make_ndarray(v)
-    return {"i": int, "f": float, "b": bool}[kind](v)
-
-
 def graph_def_as_dict(graph_def: Any) -> dict[str, Any]:
-    """A graph def as plain node dicts: a dict is returned as is, a ``GraphDef`` message is read (through its bytes,
-    so TF's class works too; ``_output_shapes`` annotations are dropped).
+    """A graph def as plain node dicts: a dict is returned as is, a ``GraphDef`` message is read (TF's class through
+    its bytes), its attrs as :func:`dtf_notebook.framework.attr_values.node_attr_dict` gives them (``_output_shapes``
+    annotations are dropped, ``_dtf_`` attrs get their names back).
 
     Raises:
         TypeError: ``graph_def`` is neither.
@@ -85,12 +54,17 @@ def graph_def_as_dict(graph_def: Any) -> dict[str, Any]:
         raise TypeError(f"graph_def must be a GraphDef proto (or a graph def dict), got {type(graph_def).__name__}")
     from dtf_notebook.protos.graph_pb import GraphDef
 
-    proto = GraphDef.FromString(graph_def.SerializeToString())
+    proto = graph_def if isinstance(graph_def, GraphDef) else GraphDef.FromString(graph_def.SerializeToString())
     nodes = []
     for node in proto.node:
-        attrs = {k: _attr(v) for k, v in node.attr.items() if k != "_output_shapes"}
         nodes.append(
-            {"name": node.name, "op": node.op, "input": list(node.input), "device": node.device, "attr": attrs}
+            {
+                "name": node.name,
+                "op": node.op,
+                "input": list(node.input),
+                "device": node.device,
+                "attr": node_attr_dict(node.attr),
+            }
         )
     return {"node": nodes, "versions": {"producer": proto.versions.producer}}
 
@@ -112,7 +86,8 @@ def import_graph_def(
     """Adds the ops of ``graph_def`` to the default graph (TF's ``tf.import_graph_def``).
 
     Args:
-        graph_def: Plain node dicts (``Graph.as_graph_def()``) or a ``GraphDef`` message.
+        graph_def: A ``GraphDef`` message (``Graph.as_graph_def()``, or TF's) or plain node dicts
+            (``Graph.as_graph_def_dict()``).
         input_map: ``{"name:index": tensor, "^name": op}``: uses of the graph def's tensors (control uses of its
             ops) replaced by tensors (ops) of the default graph.
         return_elements: Names in the graph def (``"op"`` for an op, ``"op:0"`` for a tensor) to return.

@@ -31,11 +31,13 @@ from dtf_notebook.framework.graph import (
     get_default_graph,
     name_scope,
 )
+from dtf_notebook.framework.meta_graph import register_proto_function
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import OVERLOADABLE_OPERATORS, Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.ops import identity_ops, state_ops
 from dtf_notebook.ops.variable_creator import VariableMeta
+from dtf_notebook.protos.graph_pb import VariableDef
 
 __all__ = [
     "Variable",
@@ -67,9 +69,9 @@ class Variable(metaclass=VariableMeta):
         validate_shape: Require the initial value to have a fully known shape.
         caching_device: Device for the ``read`` snapshot (default: with the variable).
         name: Variable name (made unique).
-        variable_def: Instead of creating ops, wrap the ones already in the graph that this dict names (what
-            ``to_proto()`` returns: ``variable_name``, ``initializer_name``, ``snapshot_name``, ``trainable``);
-            used when a meta graph is imported. Not added to any collection.
+        variable_def: Instead of creating ops, wrap the ones already in the graph that this ``VariableDef`` names
+            (what ``to_proto()`` returns; the dict of its fields is taken too); used when a meta graph is
+            imported. Not added to any collection.
         import_scope: Name scope the ``variable_def`` names sit under.
         dtype: Convert the initial value to this dtype.
         expected_shape: Ignored beyond a compatibility check (TF1 API).
@@ -177,26 +179,37 @@ class Variable(metaclass=VariableMeta):
                 with graph.colocate_with(self._variable.op):
                     self._snapshot = identity_ops.identity(self._variable, name="read")
 
-    def _init_from_def(self, variable_def: dict[str, Any], import_scope: str | None) -> None:
-        """Wraps ops already in the default graph (an imported meta graph), as ``to_proto()`` describes them."""
+    def _init_from_def(self, variable_def: Any, import_scope: str | None) -> None:
+        """Wraps ops already in the default graph (an imported meta graph), as a ``VariableDef`` (``to_proto()``)
+        or its dict form (the JSON meta graphs of earlier versions) names them."""
+        from dtf_notebook.ops.partitioned_variables import _SaveSliceInfo
+
         graph = get_default_graph()
+        fields = variable_def if isinstance(variable_def, dict) else _variable_def_fields(variable_def)
+        scope = import_scope.rstrip("/") + "/" if import_scope else ""
 
         def element(key: str) -> Any:
-            name = variable_def.get(key)
-            if not isinstance(name, str):
+            name = fields.get(key)
+            if not isinstance(name, str) or not name:
                 raise ValueError(f"variable_def needs a string {key!r}, got {name!r}")
-            return graph.as_graph_element(f"{import_scope.rstrip('/')}/{name}" if import_scope else name)
+            return graph.as_graph_element(scope + name)
 
         self._variable = element("variable_name")
         self._initializer_op = element("initializer_name")
         self._snapshot = element("snapshot_name")
         if self._variable.op.type not in ("VariableV2", "Variable"):
             raise ValueError(f"variable_def names {self._variable.name}, a {self._variable.op.type}, not a variable")
-        # The initializer assigns its second input: that is the initial value.
-        self._initial_value = self._initializer_op.inputs[1]
-        self._trainable = bool(variable_def.get("trainable", True))
+        # Without its name, the initial value is what the initializer assigns (its second input).
+        initial = fields.get("initial_value_name")
+        self._initial_value = element("initial_value_name") if initial else self._initializer_op.inputs[1]
+        self._trainable = bool(fields.get("trainable", True))
         self._constraint = None
-        self._save_slice_info = None
+        info = fields.get("save_slice_info_def")
+        self._save_slice_info = (
+            _SaveSliceInfo(scope + info["full_name"], info["full_shape"], info["var_offset"], info["var_shape"])
+            if info
+            else None
+        )
         self._partition_info = None
         self._graph = graph
 
@@ -339,14 +352,71 @@ class Variable(metaclass=VariableMeta):
     def __bool__(self) -> bool:
         raise TypeError("Using a `tf.Variable` as a Python `bool` is not allowed.")
 
-    def to_proto(self, export_scope: Any = None) -> dict[str, Any]:
-        """Plain-data description (names of the variable, initializer and snapshot)."""
-        return {
-            "variable_name": self._variable.name,
-            "initializer_name": self._initializer_op.name,
-            "snapshot_name": self._snapshot.name,
-            "trainable": self._trainable,
+    def to_proto(self, export_scope: str | None = None) -> Any:
+        """The ``VariableDef`` naming this variable's ops (TF's), None when the variable lies outside
+        ``export_scope``; names are relative to ``export_scope``.
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     proto = tf.Variable(1.0, name="w").to_proto()
+            >>> proto.variable_name, proto.initializer_name, proto.snapshot_name, proto.trainable
+            ('w:0', 'w/Assign', 'w/read:0', True)
+        """
+        from dtf_notebook.protos.graph_pb import SaveSliceInfoDef
+
+        if export_scope and not self._variable.name.startswith(export_scope):
+            return None
+
+        def strip(name: str) -> str:
+            scope = (export_scope or "").rstrip("/") + "/"
+            return name[len(scope) :] if export_scope and name.startswith(scope) else name
+
+        proto = VariableDef(
+            variable_name=strip(self._variable.name),
+            initial_value_name=strip(self._initial_value.name),
+            initializer_name=strip(self._initializer_op.name),
+            snapshot_name=strip(self._snapshot.name),
+            trainable=self._trainable,
+        )
+        info = self._save_slice_info
+        if info is not None:
+            proto.save_slice_info_def.CopyFrom(
+                SaveSliceInfoDef(
+                    full_name=strip(info.full_name),
+                    full_shape=info.full_shape,
+                    var_offset=info.var_offset,
+                    var_shape=info.var_shape,
+                )
+            )
+        return proto
+
+    @staticmethod
+    def from_proto(variable_def: Any, import_scope: str | None = None) -> Variable:
+        """The variable a ``VariableDef`` names in the default graph (TF's ``Variable.from_proto``).
+
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     w = tf.Variable(1.0, name="w")
+            ...     Variable.from_proto(w.to_proto()).op is w.op
+            True
+        """
+        return Variable(variable_def=variable_def, import_scope=import_scope)
+
+
+def _variable_def_fields(proto: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {f.name: v for f, v in proto.ListFields()}
+    if "save_slice_info_def" in fields:
+        info = fields["save_slice_info_def"]
+        fields["save_slice_info_def"] = {
+            "full_name": info.full_name,
+            "full_shape": list(info.full_shape),
+            "var_offset": list(info.var_offset),
+            "var_shape": list(info.var_shape),
         }
+    fields.setdefault("trainable", proto.trainable)
+    return fields
 
 
 def _run_operator(name: str):
@@ -591,3 +661,20 @@ def report_uninitialized_variables(var_list: Any = None, name: str = "report_uni
         flags = array_ops.stack([state_ops.is_variable_initialized(v) for v in var_list])
         names = constant([v.op.name for v in var_list], dtype=dtypes.string, name="Const")
         return array_ops.boolean_mask(names, math_ops.logical_not(flags), name="boolean_mask")
+
+
+def _variable_to_proto(v: Variable, export_scope: str | None = None) -> Any:
+    return v.to_proto(export_scope=export_scope)
+
+
+# The collections whose variables a meta graph stores as ``VariableDef`` messages (TF's list).
+for _key in (
+    GraphKeys.GLOBAL_VARIABLES,
+    GraphKeys.TRAINABLE_VARIABLES,
+    GraphKeys.MOVING_AVERAGE_VARIABLES,
+    GraphKeys.LOCAL_VARIABLES,
+    GraphKeys.MODEL_VARIABLES,
+    GraphKeys.GLOBAL_STEP,
+    GraphKeys.METRIC_VARIABLES,
+):
+    register_proto_function(_key, VariableDef, _variable_to_proto, Variable.from_proto)

@@ -95,7 +95,8 @@ class BaseSession:
         return self._graph
 
     @property
-    def graph_def(self) -> dict[str, Any]:
+    def graph_def(self) -> Any:
+        """The session's graph as TF's ``GraphDef`` protobuf (``graph.as_graph_def()``)."""
         return self._graph.as_graph_def()
 
     @property

@@ -23,6 +23,7 @@ from typing import Any
 
 from dtf_notebook.framework.graph import Graph, get_default_graph
 from dtf_notebook.framework.graph_proto import GraphDef, MetaGraphDef, graph_def_proto, run_metadata_proto
+from dtf_notebook.framework.meta_graph import create_meta_graph_def
 from dtf_notebook.summary.event_file_writer import EventFileWriter
 from dtf_notebook.summary.messages import Event, SessionLog, Summary, TaggedRunMetadata
 
@@ -66,7 +67,11 @@ class FileWriter:
         if graph is not None or graph_def is not None:
             self.add_graph(graph=graph, graph_def=graph_def)
             # TF writes the graph a second time inside a MetaGraphDef; TensorBoard reads either.
-            self.add_meta_graph(MetaGraphDef(graph_def=self._graph_def(graph, graph_def)))
+            self.add_meta_graph(
+                create_meta_graph_def(
+                    graph_def=self._graph_def(graph, graph_def), graph=graph if isinstance(graph, Graph) else None
+                )
+            )
 
     def __enter__(self) -> FileWriter:
         return self
@@ -108,7 +113,8 @@ class FileWriter:
         self._add_event(Event(session_log=session_log), global_step)
 
     def add_graph(self, graph: Any, global_step: int | None = None, graph_def: Any = None) -> None:
-        """Adds a graph (a ``Graph``; a graph def is accepted as in TF1) for TensorBoard's graph view.
+        """Adds a graph for TensorBoard's graph view: a ``Graph``'s ``as_graph_def(add_shapes=True)`` (a
+        ``GraphDef``, ours or TF's, is accepted as in TF1).
 
         Raises:
             ValueError: both ``graph`` and ``graph_def`` are given.
@@ -120,12 +126,12 @@ class FileWriter:
         self._add_event(Event(graph_def=proto.SerializeToString()), global_step)
 
     def add_meta_graph(self, meta_graph_def: Any, global_step: int | None = None) -> None:
-        """Adds a ``MetaGraphDef`` (or its serialized bytes).
+        """Adds a ``MetaGraphDef`` (ours or TF's, or its serialized bytes).
 
         Raises:
             TypeError: ``meta_graph_def`` is neither.
         """
-        if isinstance(meta_graph_def, MetaGraphDef):
+        if isinstance(meta_graph_def, MetaGraphDef) or type(meta_graph_def).__name__ == "MetaGraphDef":
             meta_graph_def = meta_graph_def.SerializeToString()
         if not isinstance(meta_graph_def, bytes):
             raise TypeError(f"meta_graph_def must be type MetaGraphDef, saw type: {type(meta_graph_def)}")
@@ -168,9 +174,13 @@ class FileWriter:
     @staticmethod
     def _graph_def(graph: Any, graph_def: Any) -> GraphDef:
         source = graph if graph is not None else graph_def
+        if isinstance(source, Graph):
+            return source.as_graph_def(add_shapes=True)
         if isinstance(source, GraphDef):
             return source
-        if isinstance(source, Graph) or isinstance(source, dict):
+        if type(source).__name__ == "GraphDef" and hasattr(source, "SerializeToString"):
+            return GraphDef.FromString(source.SerializeToString())
+        if isinstance(source, dict):
             return graph_def_proto(source)
         raise TypeError("The passed graph must be an instance of `Graph` or the deprecated `GraphDef`")
 

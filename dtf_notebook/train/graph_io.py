@@ -1,8 +1,8 @@
 """``tf.train.write_graph`` (``tf.io.write_graph``): a graph's ``GraphDef`` written to a file, as text or binary.
 
-The file is TF's: a ``GraphDef`` protocol buffer in text format (``graph.pbtxt``) or serialized, with the
-``_output_shapes`` of every node, so ``tf.io.read_file`` + ``GraphDef.FromString`` or ``text_format.Parse`` in real
-TF read it back.
+The file is TF's: a ``GraphDef`` protocol buffer (``Graph.as_graph_def()``, or any message given, a
+``MetaGraphDef`` say) in text format (``graph.pbtxt``) or serialized, so ``tf.io.read_file`` +
+``GraphDef.FromString`` or ``text_format.Parse`` in real TF read it back.
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -19,27 +19,29 @@ from typing import Any
 
 from google.protobuf import text_format
 
+from dtf_notebook.framework.graph import Graph
 from dtf_notebook.framework.graph_proto import graph_def_proto
 from dtf_notebook.lib.io import file_io
-from dtf_notebook.protos.graph_pb import GraphDef
 
 __all__ = ["write_graph"]
 
 
 def _graph_def(graph_or_graph_def: Any) -> Any:
-    """A ``protos.graph_pb.GraphDef`` for a ``Graph``, a plain-dict graph def or any ``GraphDef`` message."""
-    if isinstance(graph_or_graph_def, GraphDef):
-        return graph_or_graph_def
+    """The message to write: a ``Graph``'s ``as_graph_def()``, a plain-dict graph def's ``GraphDef``, or the
+    message given (ours or TF's)."""
+    if isinstance(graph_or_graph_def, Graph):
+        return graph_or_graph_def.as_graph_def()
     if hasattr(graph_or_graph_def, "SerializeToString"):
-        return GraphDef.FromString(graph_or_graph_def.SerializeToString())
-    return GraphDef.FromString(graph_def_proto(graph_or_graph_def).SerializeToString())
+        return graph_or_graph_def
+    return graph_def_proto(graph_or_graph_def)
 
 
 def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool = True) -> str:
     """Writes a graph's ``GraphDef`` to ``logdir/name`` (creating ``logdir``) and returns that path.
 
     Args:
-        graph_or_graph_def: A ``Graph``, its plain-dict ``as_graph_def()``, or a ``GraphDef`` message.
+        graph_or_graph_def: A ``Graph``, a ``GraphDef`` (or another message, such as a ``MetaGraphDef``), or the
+            plain-dict ``Graph.as_graph_def_dict()``.
         logdir: The directory (a local path or an fsspec URL).
         name: The file name, e.g. ``graph.pbtxt``.
         as_text: Text format (default) or serialized bytes.

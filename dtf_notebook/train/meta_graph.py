@@ -1,214 +1,93 @@
-"""The ``.meta`` file a ``Saver`` writes next to a checkpoint: the graph and saver as plain JSON.
+"""``tf.train.export_meta_graph`` and ``tf.train.import_meta_graph``: a graph, its saver and its collections in TF's
+``MetaGraphDef`` protocol buffer, the ``.meta`` file a ``Saver`` writes next to a checkpoint.
 
-TF writes a ``MetaGraphDef`` protocol buffer; here the same content is one JSON object::
+The file is TF's: the serialized message (text format with ``as_text=True``), so real TF's ``import_meta_graph``
+loads a ``.meta`` written here and the other way round. The graph is ``Graph.as_graph_def(add_shapes=True)``; the
+saver's ops are written as TF's ``SaveV2``/``RestoreV2`` ops, and a saver of ops this package does not have is
+rebuilt with this package's ops on import, under the same names (:mod:`dtf_notebook.train.meta_graph_saver`). A TF
+Saver loaded from a ``.meta`` written here writes TF's checkpoint format; checkpoints this package writes are read
+here (and TF's too), not by TF. The collections are written as TF writes them
+(:mod:`dtf_notebook.framework.meta_graph`).
 
-    {"meta_info_def": {"stripped_op_list": [op types used], ...},
-     "graph_def": {"node": [{"name", "op", "input", "device", "attr"}, ...], "versions": {...}},
-     "saver_def": {"filename_tensor_name": "save/Const:0", ...},
-     "collection_def": {"variables": ["w:0", ...], ...}}
-
-Attr values that JSON cannot hold are tagged one-key objects: ``{"dtype": "float32"}``,
-``{"shape": [2, null]}``, ``{"tuple": [...]}``, ``{"bytes": base64}``, ``{"dict": {...}}`` and
-``{"tensor": {"dtype", "shape", "data": base64 of the raw little-endian buffer}}`` (string
-tensors: ``"values"``, a list of base64 strings). Collections list the names of their named
-elements (tensors, operations); a variable is listed as its ``Variable.to_proto()`` dict, so that
-:func:`import_meta_graph` can rebuild it (a bare ``"w:0"`` name is rebuilt from TF's op names).
+The JSON ``.meta`` files of earlier versions of this package are still read (:func:`read_meta_graph_file`).
 
 Example:
-    >>> import json
     >>> import dtf_notebook as tf
     >>> with tf.Graph().as_default():
     ...     c = tf.constant([1.0, 2.0], name="c")
     ...     meta = export_meta_graph("memory://doc/meta/m.meta")
-    >>> meta["graph_def"]["node"][0]["attr"]["value"]["tensor"]["shape"]
-    [2]
-    >>> from dtf_notebook.runtime import checkpoint_files
-    >>> json.loads(checkpoint_files.read_bytes("memory://doc/meta/m.meta"))["meta_info_def"]["stripped_op_list"]
+    >>> meta.graph_def.node[0].attr["value"].tensor.tensor_shape.dim[0].size
+    2
+    >>> [op.name for op in read_meta_graph_file("memory://doc/meta/m.meta").meta_info_def.stripped_op_list.op]
     ['Const']
 """
 
 from __future__ import annotations
 
-import base64
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+from google.protobuf import message, text_format
 
 from dtf_notebook import errors
-from dtf_notebook.framework import dtypes
-from dtf_notebook.framework.graph import Graph, get_default_graph
-from dtf_notebook.framework.tensor_shape import TensorShape
-from dtf_notebook.ops.variables import Variable
+from dtf_notebook.framework.attr_json import from_json
+from dtf_notebook.framework.graph import Graph, GraphKeys, get_default_graph
+from dtf_notebook.framework.graph_proto import graph_def_proto
+from dtf_notebook.framework.meta_graph import (
+    create_meta_graph_def,
+    import_scoped_meta_graph,
+    register_proto_function,
+    saver_scope,
+)
+from dtf_notebook.protos.graph_pb import GraphDebugInfo, GraphDef, MetaGraphDef, SaverDef
 from dtf_notebook.runtime import checkpoint_files
-from dtf_notebook.train.saver_builder import saver_def_to_dict
+from dtf_notebook.train.meta_graph_saver import (
+    foreign_saver_scopes,
+    rebuild_saver,
+    saved_tensors,
+    strip_scopes,
+    write_tf_save_ops,
+)
 
 __all__ = ["export_meta_graph", "import_meta_graph", "read_meta_graph_file"]
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+def _meta_graph_from_json(meta: dict[str, Any]) -> Any:
+    """A ``MetaGraphDef`` of the JSON meta graph earlier versions of this package wrote (its attrs tagged values of
+    :mod:`dtf_notebook.framework.attr_json`; collections of names and of ``to_proto()`` dicts)."""
+    from dtf_notebook.protos.graph_pb import QueueRunnerDef, VariableDef
 
-
-def _json_value(value: Any, where: str) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, bytes):
-        return {"bytes": _b64(value)}
-    if isinstance(value, list):
-        return [_json_value(v, where) for v in value]
-    if isinstance(value, tuple):
-        return {"tuple": [_json_value(v, where) for v in value]}
-    if isinstance(value, dtypes.DType):
-        return {"dtype": value.name}
-    if isinstance(value, TensorShape):
-        return {"shape": value.as_list() if value.ndims is not None else None}
-    if isinstance(value, np.ndarray | np.generic):
-        arr = np.asarray(value)
-        dtype = dtypes.as_dtype(arr.dtype)
-        body: dict[str, Any] = {"dtype": dtype.name, "shape": list(arr.shape)}
-        if dtype.is_string:
-            body["values"] = [_b64(v.encode() if isinstance(v, str) else bytes(v)) for v in arr.reshape(-1)]
-        else:
-            body["data"] = _b64(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes())
-        return {"tensor": body}
-    if isinstance(value, dict):
-        return {"dict": {str(k): _json_value(v, where) for k, v in value.items()}}
-    raise TypeError(f"{where} holds a {type(value).__name__}, which a meta graph file cannot store")
-
-
-def _graph_def_json(graph_def: dict[str, Any], clear_devices: bool) -> dict[str, Any]:
-    nodes = []
-    for node in graph_def["node"]:
-        where = f"attr of node {node['name']!r}"
-        attrs = {k: _json_value(v, f"{where} {k!r}") for k, v in node.get("attr", {}).items()}
-        nodes.append({**node, "device": "" if clear_devices else node.get("device", ""), "attr": attrs})
-    return {"node": nodes, "versions": {"producer": 1}}
-
-
-def _collections(graph: Graph, keys: Sequence[str] | None) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
-    for key in sorted(graph.get_all_collection_keys()) if keys is None else keys:
-        items: list[Any] = []
-        for item in graph.get_collection(key):
-            if isinstance(item, Variable):
-                items.append(item.to_proto())
-            elif isinstance(getattr(item, "name", None), str):
-                items.append(item.name)
-        if items:
-            out[str(key)] = items
-    return out
-
-
-_UNBOUND = "$unbound_inputs_"
-
-
-def _strip_scope(name: str, scope: str) -> str:
-    """``name`` without the leading ``scope/`` (also after a control input's ``^``), as TF's ``strip_name_scope``."""
-    caret = name.startswith("^")
-    bare = name[1:] if caret else name
-    if bare.startswith(scope + "/"):
-        bare = bare[len(scope) + 1 :]
-    return ("^" if caret else "") + bare
-
-
-def _scoped_export(meta: dict[str, Any], scope: str) -> dict[str, Any]:
-    """TF's ``export_scope``: the nodes whose names start with ``scope`` (a plain prefix test, as TF's), names
-    relative to it; an input from outside becomes ``$unbound_inputs_<name>``, listed in ``unbound_inputs``."""
-    kept = [n for n in meta["graph_def"]["node"] if n["name"].startswith(scope)]
-    names = {n["name"] for n in kept}
-    unbound: list[str] = []
-    nodes = []
-    for node in kept:
-        inputs = []
-        for inp in node.get("input", []):
-            caret = inp.startswith("^")
-            source = (inp[1:] if caret else inp).split(":")[0]
-            if source in names:
-                inputs.append(_strip_scope(inp, scope))
-            else:
-                bound = _UNBOUND + (inp[1:] if caret else inp)
-                unbound.append(bound)
-                inputs.append(("^" if caret else "") + bound)
-        nodes.append({**node, "name": _strip_scope(node["name"], scope), "input": inputs})
-    collections: dict[str, list[Any]] = {}
-    for key, items in meta["collection_def"].items():
-        mine = []
+    nodes = [
+        {**node, "attr": {k: from_json(v) for k, v in node.get("attr", {}).items()}}
+        for node in meta["graph_def"].get("node", [])
+    ]
+    proto = MetaGraphDef(graph_def=graph_def_proto({"node": nodes, "versions": meta["graph_def"].get("versions")}))
+    if meta.get("saver_def"):
+        proto.saver_def.CopyFrom(SaverDef(**meta["saver_def"]))
+    for key, items in meta.get("collection_def", {}).items():
+        collection = proto.collection_def[key]
         for item in items:
-            if isinstance(item, dict):  # a variable's description: every *_name in the scope
-                if item["variable_name"].startswith(scope):
-                    mine.append({k: _strip_scope(v, scope) if k.endswith("_name") else v for k, v in item.items()})
-            elif item.startswith(scope):
-                mine.append(_strip_scope(item, scope))
-        if mine:
-            collections[key] = mine
-    if unbound:
-        collections["unbound_inputs"] = sorted(set(unbound))
-    saver_def = meta["saver_def"]
-    if saver_def:
-        saver_def = {k: _strip_scope(v, scope) if k.endswith("_name") else v for k, v in saver_def.items()}
-    graph_def = {**meta["graph_def"], "node": nodes}
-    return {**meta, "graph_def": graph_def, "saver_def": saver_def, "collection_def": collections}
+            if isinstance(item, str) and key == "unbound_inputs":
+                collection.bytes_list.value.append(item.encode("utf-8"))
+            elif isinstance(item, str):
+                collection.node_list.value.append(item)
+            elif "variable_name" in item:
+                collection.bytes_list.value.append(VariableDef(**item).SerializeToString())
+            elif "queue_name" in item:
+                runner = {k: v for k, v in item.items() if k != "queue_closed_exception_types"}
+                closed = [getattr(errors, n).error_code for n in item.get("queue_closed_exception_types", [])]
+                runner_def = QueueRunnerDef(**runner, queue_closed_exception_types=closed)
+                collection.bytes_list.value.append(runner_def.SerializeToString())
+            elif "restore_op_name" in item:
+                collection.bytes_list.value.append(SaverDef(**item).SerializeToString())
+    return proto
 
 
-# TF's SAVE_AND_RESTORE_OPS and this package's own save and restore kernels.
-_SAVE_AND_RESTORE_OPS = frozenset(
-    "SaveV2 Save SaveSlice LegacySave LegacySaveSlice RestoreV2 Restore RestoreSlice LegacyRestore LegacyRestoreSlice "
-    "SaveShard RestoreSlices MergeCheckpointShards".split()
-)
-
-
-def _without_other_savers(meta: dict[str, Any]) -> dict[str, Any]:
-    """TF's ``clear_extraneous_savers``: drops the nodes in the name scopes of every saver but the one ``saver_def``
-    names (TF's ``_find_extraneous_saver_nodes``); the ``savers`` collection holds that one only."""
-    saver_def = meta["saver_def"] or {}
-    keep = {
-        saver_def[key].lstrip("^").split(":")[0].rpartition("/")[0] + "/"
-        for key in ("save_tensor_name", "restore_op_name")
-        if saver_def.get(key)
-    }
-    nodes = meta["graph_def"]["node"]
-    saver_nodes = {n["name"] for n in nodes if n["op"] in _SAVE_AND_RESTORE_OPS}
-    scopes = {name.rpartition("/")[0] for name in saver_nodes} - saver_nodes
-    others = tuple(sorted({f"{scope}/" for scope in scopes if scope} - keep))
-    kept = [n for n in nodes if not n["name"].startswith(others)] if others else nodes
-    collections = dict(meta["collection_def"])
-    if "savers" in collections:
-        collections["savers"] = [saver_def] if saver_def else []
-    return {**meta, "graph_def": {**meta["graph_def"], "node": kept}, "collection_def": collections}
-
-
-def _python_value(value: Any) -> Any:
-    """The attr value :func:`_json_value` encoded."""
-    if isinstance(value, list):
-        return [_python_value(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if len(value) != 1:
-        raise ValueError(f"an attr value must be a tagged one-key object, got keys {sorted(value)}")
-    ((tag, body),) = value.items()
-    if tag == "bytes":
-        return base64.b64decode(body)
-    if tag == "tuple":
-        return tuple(_python_value(v) for v in body)
-    if tag == "dtype":
-        return dtypes.as_dtype(body)
-    if tag == "shape":
-        return TensorShape(body)
-    if tag == "dict":
-        return {k: _python_value(v) for k, v in body.items()}
-    if tag == "tensor":
-        dtype = dtypes.as_dtype(body["dtype"])
-        if dtype.is_string:
-            return np.array([base64.b64decode(v) for v in body["values"]], dtype=object).reshape(body["shape"])
-        raw = np.frombuffer(base64.b64decode(body["data"]), dtype=dtype.np_dtype.newbyteorder("<"))
-        return raw.astype(dtype.np_dtype).reshape(body["shape"])
-    raise ValueError(f"unknown attr value tag {tag!r}")
-
-
-def read_meta_graph_file(filename: str) -> dict[str, Any]:
-    """Reads a ``.meta`` file written by :func:`export_meta_graph` (a local path or fsspec URL).
+def read_meta_graph_file(filename: str) -> Any:
+    """Reads a ``.meta`` file (TF's ``read_meta_graph_file``): a serialized ``MetaGraphDef``, its text format, or
+    the JSON meta graph earlier versions of this package wrote.
 
     Raises:
         OSError: the file does not exist or is not a meta graph (the message names the file).
@@ -217,41 +96,66 @@ def read_meta_graph_file(filename: str) -> dict[str, Any]:
         >>> import dtf_notebook as tf
         >>> with tf.Graph().as_default():
         ...     _ = tf.constant(1.0, name="c")
-        ...     _ = export_meta_graph("memory://doc/meta/read.meta")
-        >>> [n["name"] for n in read_meta_graph_file("memory://doc/meta/read.meta")["graph_def"]["node"]]
+        ...     _ = export_meta_graph("memory://doc/meta/read.pbtxt", as_text=True)
+        >>> [n.name for n in read_meta_graph_file("memory://doc/meta/read.pbtxt").graph_def.node]
         ['c']
     """
     try:
         data = checkpoint_files.read_bytes(filename)
     except errors.NotFoundError:
         raise OSError(f"File {filename} does not exist.") from None
+    if data.lstrip()[:1] == b"{":
+        try:
+            meta = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise OSError(f"Cannot parse file {filename}: {e}") from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("graph_def"), dict):
+            raise OSError(f"Cannot parse file {filename}: it holds no graph_def")
+        return _meta_graph_from_json(meta)
+    proto = MetaGraphDef()
     try:
-        meta = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise OSError(f"Cannot parse file {filename}: {e}") from None
-    if not isinstance(meta, dict) or not isinstance(meta.get("graph_def"), dict):
-        raise OSError(f"Cannot parse file {filename}: it holds no graph_def")
-    return meta
+        proto.ParseFromString(data)
+        return proto
+    except message.DecodeError:
+        pass
+    try:
+        # TF's text holds fields whose schemas are not written here (op arguments' full types): skipped.
+        text_format.Merge(data.decode("utf-8"), proto, allow_unknown_field=True)
+    except (UnicodeDecodeError, text_format.ParseError) as e:
+        raise OSError(f"Cannot parse file {filename}: {e}.") from None
+    return proto
+
+
+def _as_meta_graph_def(meta_graph_or_file: Any) -> Any:
+    if isinstance(meta_graph_or_file, str | os.PathLike):
+        return read_meta_graph_file(os.fspath(meta_graph_or_file))
+    if isinstance(meta_graph_or_file, dict):
+        return _meta_graph_from_json(meta_graph_or_file)
+    if not hasattr(meta_graph_or_file, "SerializeToString"):
+        raise TypeError(f"import_meta_graph takes a MetaGraphDef or a file name, got {type(meta_graph_or_file)}")
+    return MetaGraphDef.FromString(meta_graph_or_file.SerializeToString())
 
 
 def import_meta_graph(
-    meta_graph_or_file: str | dict[str, Any],
+    meta_graph_or_file: Any,
     clear_devices: bool = False,
     import_scope: str | None = None,
     **kwargs: Any,
 ) -> Any:
     """Recreates a saved graph in the default graph; returns a ``Saver`` for its variables (TF1's API).
 
-    The graph's ops are imported (under ``import_scope/`` when given), its collections filled again (variables
-    rebuilt as ``Variable`` objects, other entries as the imported tensors and operations), and the Saver
-    reuses the saved graph's save and restore ops when the file has a saver, else is a new ``Saver()``.
+    The graph's nodes are imported (under ``import_scope/`` when given), its collections filled again (variables
+    rebuilt as ``Variable`` objects, queue runners as ``QueueRunner`` objects, other entries as the imported
+    tensors and operations or the stored values). The Saver reuses the graph's save and restore ops when they are
+    this package's, is rebuilt under the same names when they are TF's (see the module's docstring), and is a new
+    ``Saver()`` when the meta graph names no saver but has variables.
 
     Args:
-        meta_graph_or_file: A ``.meta`` file (local path or fsspec URL) or the dict :func:`export_meta_graph`
-            returned.
+        meta_graph_or_file: A ``.meta`` file (local path or fsspec URL; binary, text format, or this package's
+            earlier JSON) or a ``MetaGraphDef`` (ours or TF's).
         clear_devices: Drop the ops' device requests, so the graph can be placed anew (e.g. on another cluster).
         import_scope: Name scope prefixed to every imported name.
-        **kwargs: TF1's other options (``input_map`` is not supported and is refused).
+        **kwargs: TF1's other options (``input_map``, ``return_elements``, ... are not supported and are refused).
 
     Returns:
         The Saver, or None when the graph has no variables and no saver.
@@ -274,68 +178,45 @@ def import_meta_graph(
         ...         print(sess.run(tf.get_collection("outputs")[0]))
         [2. 4.]
     """
-    from dtf_notebook.framework.graph_import import import_graph_def
-    from dtf_notebook.train.saver import Saver, SaverDef
-
     unsupported = sorted(k for k, v in kwargs.items() if v is not None and k != "strip_default_attrs")
     if unsupported:
         raise ValueError(f"import_meta_graph does not support {', '.join(unsupported)}")
-    meta = read_meta_graph_file(meta_graph_or_file) if isinstance(meta_graph_or_file, str) else meta_graph_or_file
-    scope = (import_scope or "").rstrip("/")
-    nodes = []
-    for node in meta["graph_def"].get("node", []):
-        attrs = {k: _python_value(v) for k, v in node.get("attr", {}).items()}
-        nodes.append({**node, "device": "" if clear_devices else node.get("device", ""), "attr": attrs})
+    meta = _as_meta_graph_def(meta_graph_or_file)
     graph = get_default_graph()
-    import_graph_def({"node": nodes, "versions": meta["graph_def"].get("versions", {})}, graph, name_prefix=scope)
+    scopes = foreign_saver_scopes(meta.graph_def)
+    saved = {scope: saved_tensors(meta.graph_def, scope) for scope in scopes}
+    strip_scopes(meta.graph_def, scopes)
+    savers = meta.collection_def.pop(GraphKeys.SAVERS, None)
+    import_scoped_meta_graph(meta, graph, import_scope, clear_devices)
+    rebuilt: dict[str, Any] = {}
 
-    def scoped(name: str) -> str:
-        return f"{scope}/{name}" if scope else name
+    def saver_of(saver_def: Any) -> Any:
+        from dtf_notebook.train.saver import Saver
 
-    variables: dict[str, Variable] = {}
-    for key, items in meta.get("collection_def", {}).items():
-        for item in items:
-            if isinstance(item, dict):
-                proto = {k: scoped(v) if k.endswith("_name") else v for k, v in item.items()}
-            elif _is_variable_name(graph, scoped(item)):
-                proto = _variable_def_by_convention(graph, scoped(item))
-            else:
-                graph.add_to_collection(key, graph.as_graph_element(scoped(item)))
-                continue
-            name = proto["variable_name"]
-            if name not in variables:
-                variables[name] = Variable(variable_def=proto)
-            graph.add_to_collection(key, variables[name])
-    saver_def = meta.get("saver_def") or {}
-    if saver_def.get("save_tensor_name") and saver_def.get("restore_op_name"):
-        return Saver(saver_def=SaverDef(**saver_def), name=scope or None)
-    if variables:
-        return Saver()
+        scope = saver_scope(saver_def)
+        if scope not in saved:
+            with graph.as_default():
+                return Saver(saver_def=saver_def, name=import_scope or None)
+        if scope not in rebuilt:
+            rebuilt[scope] = rebuild_saver(saved[scope], saver_def, graph, scope, import_scope)
+        return rebuilt[scope]
+
+    for value in savers.bytes_list.value if savers is not None else ():
+        graph.add_to_collection(GraphKeys.SAVERS, saver_of(SaverDef.FromString(value)))
+    if meta.HasField("saver_def") and meta.saver_def.restore_op_name:
+        return saver_of(meta.saver_def)
+    if graph.get_collection(GraphKeys.GLOBAL_VARIABLES):
+        from dtf_notebook.train.saver import Saver
+
+        with graph.as_default():
+            return Saver()
     return None
-
-
-def _is_variable_name(graph: Graph, name: str) -> bool:
-    op_name = name.rsplit(":", 1)[0]
-    try:
-        return graph.get_operation_by_name(op_name).type in ("VariableV2", "Variable")
-    except (KeyError, ValueError):
-        return False
-
-
-def _variable_def_by_convention(graph: Graph, name: str) -> dict[str, Any]:
-    """A variable listed by name only: its initializer and snapshot by TF's op names (``w/Assign``, ``w/read``)."""
-    op_name = name.rsplit(":", 1)[0]
-    names = {op.name for op in graph.get_operations()}
-    if f"{op_name}/Assign" not in names:
-        raise ValueError(f"Variable {name} has no initializer op {op_name}/Assign in the imported graph")
-    snapshot = f"{op_name}/read:0" if f"{op_name}/read" in names else f"{op_name}:0"
-    return {"variable_name": f"{op_name}:0", "initializer_name": f"{op_name}/Assign", "snapshot_name": snapshot}
 
 
 def export_meta_graph(
     filename: str | None = None,
-    meta_info_def: dict[str, Any] | None = None,
-    graph_def: dict[str, Any] | None = None,
+    meta_info_def: Any = None,
+    graph_def: Any = None,
     saver_def: Any = None,
     collection_list: Sequence[str] | None = None,
     as_text: bool = False,
@@ -346,75 +227,111 @@ def export_meta_graph(
     strip_default_attrs: bool = False,
     save_debug_info: bool = False,
     **kwargs: Any,
-) -> dict[str, Any]:
-    """The meta graph of ``graph`` (default graph) as plain data, written to ``filename`` when given (TF1's
+) -> Any:
+    """The ``MetaGraphDef`` of ``graph`` (default graph), written to ``filename`` when given (TF1's
     ``tf.train.export_meta_graph``, its parameters in TF's order).
 
     Args:
-        filename: Where to write the JSON (a local path or fsspec URL), atomically.
-        meta_info_def: Entries for ``meta_info_def`` (``tags``, ``meta_graph_version``, ...), beside the
-            ``stripped_op_list`` computed here.
-        graph_def: A graph as ``Graph.as_graph_def()`` gives it, written instead of ``graph``'s.
+        filename: Where to write it (a local path or fsspec URL), atomically.
+        meta_info_def: A ``MetaInfoDef`` (or a dict of its fields: ``tags``, ``meta_graph_version``, ...); its op
+            list and versions are filled in here.
+        graph_def: A ``GraphDef`` (ours, TF's, or ``Graph.as_graph_def_dict()``'s dict), written instead of
+            ``graph``'s.
         saver_def: The saver's description to include: a ``SaverDef`` (ours or TF's) or its dict form.
         collection_list: Collection keys to include (default: all).
-        as_text: TF's switch between a binary and a text proto; the JSON file is text either way.
+        as_text: Write protobuf text format instead of the serialized message.
         graph: The graph (default: the default graph).
         export_scope: Only the nodes whose names start with it, named relative to it (TF's plain prefix test);
             inputs from outside are recorded as ``$unbound_inputs_<name>`` in the ``unbound_inputs`` collection.
         clear_devices: Leave out the ops' requested devices.
         clear_extraneous_savers: Leave out the nodes of savers other than ``saver_def``'s; the ``savers``
             collection, where present, holds ``saver_def`` only.
-        strip_default_attrs: TF drops attrs equal to their op's registered default; attrs here are stored as the
-            op was built with them (no registry of defaults), so the file is the same either way.
-        save_debug_info: Also write, beside ``filename`` with ``_debug`` before its extension, the Python stack
-            where each node was created (TF's GraphDebugInfo, as JSON).
+        strip_default_attrs: Leave out node attrs equal to the default TF's signature of their op gives them.
+        save_debug_info: Also write, beside ``filename`` as ``<name>.debug``, TF's ``GraphDebugInfo``: the Python
+            stack where each node was created.
         **kwargs: TF's ``kwargs`` are ignored, as TF's are.
 
     Returns:
-        The meta graph dict.
-
-    Raises:
-        TypeError: an attr holds a value that cannot be stored (the message names the node).
+        The ``MetaGraphDef`` message.
 
     Example:
         >>> import dtf_notebook as tf
+        >>> from dtf_notebook.protos.graph_pb import VariableDef
         >>> with tf.Graph().as_default() as g:
         ...     v = tf.Variable(1.0, name="v")
         >>> meta = export_meta_graph(graph=g, collection_list=["variables"])
-        >>> meta["collection_def"]["variables"][0]["variable_name"], meta["meta_info_def"]["stripped_op_list"]
-        ('v:0', ['Assign', 'Const', 'Identity', 'VariableV2'])
+        >>> VariableDef.FromString(meta.collection_def["variables"].bytes_list.value[0]).variable_name
+        'v:0'
+        >>> [op.name for op in meta.meta_info_def.stripped_op_list.op]
+        ['Assign', 'Const', 'Identity', 'VariableV2']
     """
-    graph = graph or get_default_graph()
-    meta = {
-        "meta_info_def": {},
-        "graph_def": _graph_def_json(graph_def or graph.as_graph_def(), clear_devices),
-        "saver_def": saver_def_to_dict(saver_def) if hasattr(saver_def, "DESCRIPTOR") else dict(saver_def or {}),
-        "collection_def": _collections(graph, collection_list),
-    }
-    if export_scope:
-        meta = _scoped_export(meta, export_scope.rstrip("/"))
-    if clear_extraneous_savers:
-        meta = _without_other_savers(meta)
-    meta["meta_info_def"] = {
-        **dict(meta_info_def or {}),
-        "stripped_op_list": sorted({n["op"] for n in meta["graph_def"]["node"]}),
-        "format": "json",
-    }
+    del kwargs
+    graph = graph if graph is not None else get_default_graph()
+    if graph_def is None:
+        written = graph.as_graph_def(add_shapes=True)
+    elif isinstance(graph_def, dict):
+        written = graph_def_proto(graph_def)
+    else:
+        written = GraphDef.FromString(graph_def.SerializeToString())
+    write_tf_save_ops(written, graph)
+    meta = create_meta_graph_def(
+        meta_info_def=meta_info_def,
+        graph_def=written,
+        saver_def=saver_def,
+        collection_list=collection_list,
+        graph=graph,
+        export_scope=export_scope,
+        clear_devices=clear_devices,
+        clear_extraneous_savers=clear_extraneous_savers,
+        strip_default_attrs=strip_default_attrs,
+    )
     if filename:
-        checkpoint_files.write_atomic(filename, json.dumps(meta, separators=(",", ":")).encode("utf-8"))
+        _write_message(filename, meta, as_text)
         if save_debug_info:
-            _write_debug_info(filename, graph, meta, export_scope)
+            _write_debug_info(filename, graph, meta, export_scope, as_text)
     return meta
 
 
-def _write_debug_info(filename: str, graph: Graph, meta: dict[str, Any], export_scope: str | None) -> None:
+def _write_message(filename: str, proto: Any, as_text: bool) -> None:
+    data = text_format.MessageToString(proto).encode("utf-8") if as_text else proto.SerializeToString()
+    checkpoint_files.write_atomic(filename, data)
+
+
+def _write_debug_info(filename: str, graph: Graph, meta: Any, export_scope: str | None, as_text: bool) -> None:
+    """TF's ``GraphDebugInfo`` of the exported nodes, in ``<filename without extension>.debug``."""
     stem, dot, ext = filename.rpartition(".")
-    debug_file = f"{stem}_debug.{ext}" if dot and "/" not in ext else f"{filename}_debug"
+    debug_file = f"{stem}.debug" if dot and "/" not in ext else f"{filename}.debug"
+    scope = (export_scope or "").rstrip("/")
     ops = {op.name: op for op in graph.get_operations()}
-    traces = {}
-    for node in meta["graph_def"]["node"]:
-        op = ops.get(f"{export_scope.rstrip('/')}/{node['name']}" if export_scope else node["name"])
-        op = op or ops.get(node["name"])  # a node whose name did not start with the scope's ``/``
-        frames = op.traceback if op is not None else []
-        traces[node["name"]] = [[f.filename, f.lineno, f.name] for f in frames]
-    checkpoint_files.write_atomic(debug_file, json.dumps({"traces": traces}).encode("utf-8"))
+    info = GraphDebugInfo()
+    files: dict[str, int] = {}
+    frames: dict[tuple[int, int, str], int] = {}
+    for node in meta.graph_def.node:
+        op = ops.get(f"{scope}/{node.name}" if scope else node.name) or ops.get(node.name)
+        trace_id = len(info.traces_by_id)
+        trace = info.traces_by_id[trace_id]
+        for frame in op.traceback if op is not None else []:
+            file_index = files.setdefault(frame.filename, len(files))
+            key = (file_index, frame.lineno or 0, frame.name)
+            if key not in frames:
+                frames[key] = len(frames)
+                info.frames_by_id[frames[key]].CopyFrom(
+                    GraphDebugInfo.FileLineCol(file_index=key[0], line=key[1], func=key[2])
+                )
+            trace.frame_id.append(frames[key])
+        info.name_to_trace_id[f"{node.name}@"] = trace_id
+    info.files.extend(files)
+    _write_message(debug_file, info, as_text)
+
+
+def _saver_to_proto(saver: Any, export_scope: str | None = None) -> Any:
+    return saver.to_proto(export_scope=export_scope)
+
+
+def _saver_from_proto(saver_def: Any, import_scope: str | None = None) -> Any:
+    from dtf_notebook.train.saver import Saver
+
+    return Saver.from_proto(saver_def, import_scope=import_scope)
+
+
+register_proto_function(GraphKeys.SAVERS, SaverDef, _saver_to_proto, _saver_from_proto)

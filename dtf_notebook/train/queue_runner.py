@@ -33,6 +33,8 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.framework.graph import GraphKeys, add_to_collection, get_collection, get_default_graph
+from dtf_notebook.framework.meta_graph import register_proto_function
+from dtf_notebook.protos.graph_pb import QueueRunnerDef
 from dtf_notebook.runtime.session import get_default_session
 
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
@@ -51,7 +53,8 @@ class QueueRunner:
             (default: ``queue.close(cancel_pending_enqueues=True)``).
         queue_closed_exception_types: Errors meaning "the queue is closed, end quietly"
             (default ``(tf.errors.OutOfRangeError,)``).
-        queue_runner_def: A dict from :meth:`to_proto`: rebuild the runner from the ops of the default graph.
+        queue_runner_def: A ``QueueRunnerDef`` from :meth:`to_proto`: rebuild the runner from the ops of the
+            default graph.
         import_scope: Name scope prepended to the op names of ``queue_runner_def``.
 
     Raises:
@@ -74,7 +77,7 @@ class QueueRunner:
         close_op: Any = None,
         cancel_op: Any = None,
         queue_closed_exception_types: Sequence[type] | None = None,
-        queue_runner_def: dict[str, Any] | None = None,
+        queue_runner_def: Any = None,
         import_scope: str | None = None,
     ) -> None:
         if queue_runner_def is not None:
@@ -100,21 +103,31 @@ class QueueRunner:
         self._cancel_op = cancel_op if cancel_op is not None else queue.close(cancel_pending_enqueues=True)
         self._queue_closed_exception_types = _exception_types(exception_types)
 
-    def _init_from_def(self, definition: dict[str, Any], import_scope: str | None) -> None:
+    def _init_from_def(self, definition: Any, import_scope: str | None) -> None:
         graph = get_default_graph()
+        scope = import_scope.rstrip("/") + "/" if import_scope else ""
 
         def find(name: str) -> Any:
-            full = f"{import_scope}/{name}" if import_scope else name
-            return graph.as_graph_element(full, allow_tensor=True, allow_operation=True)
+            return graph.as_graph_element(scope + name, allow_tensor=True, allow_operation=True)
 
+        if isinstance(definition, dict):  # the plain form of the JSON meta graphs of earlier versions
+            by_name = {cls.__name__: cls for cls in _OP_ERROR_TYPES}
+            closed = [by_name[n] for n in definition.get("queue_closed_exception_types") or ["OutOfRangeError"]]
+            definition = QueueRunnerDef(
+                queue_name=definition["queue_name"],
+                enqueue_op_name=definition["enqueue_op_name"],
+                close_op_name=definition["close_op_name"],
+                cancel_op_name=definition["cancel_op_name"],
+                queue_closed_exception_types=[errors.error_code_from_exception_type(c) for c in closed],
+            )
         self._queue = None
-        self._queue_name = definition["queue_name"]
-        self._enqueue_ops = [find(n) for n in definition["enqueue_op_name"]]
-        self._close_op = find(definition["close_op_name"])
-        self._cancel_op = find(definition["cancel_op_name"])
-        by_name = {cls.__name__: cls for cls in _OP_ERROR_TYPES}
+        self._queue_name = scope + definition.queue_name
+        self._enqueue_ops = [find(n) for n in definition.enqueue_op_name]
+        self._close_op = find(definition.close_op_name)
+        self._cancel_op = find(definition.cancel_op_name)
+        codes = list(definition.queue_closed_exception_types) or [errors.OUT_OF_RANGE]
         self._queue_closed_exception_types = _exception_types(
-            [by_name[n] for n in definition.get("queue_closed_exception_types") or ["OutOfRangeError"]]
+            [errors.exception_type_from_error_code(code) for code in codes]
         )
 
     # ---- properties ----------------------------------------------------------------------------
@@ -221,33 +234,38 @@ class QueueRunner:
                 t.start()
         return threads
 
-    def to_proto(self, export_scope: str | None = None) -> dict[str, Any]:
-        """Plain data naming the runner's queue and ops (what ``queue_runner_def`` takes back).
+    def to_proto(self, export_scope: str | None = None) -> Any:
+        """The ``QueueRunnerDef`` naming the runner's queue and ops (TF's; what ``queue_runner_def`` takes back),
+        names relative to ``export_scope``; None when the queue lies outside it.
 
         Example:
             >>> import dtf_notebook.compat.v1 as tf
             >>> with tf.Graph().as_default():
             ...     q = tf.FIFOQueue(1, tf.float32, name="q")
-            ...     QueueRunner(q, [q.enqueue(1.0)]).to_proto()["enqueue_op_name"]
-            ['q_enqueue']
+            ...     proto = QueueRunner(q, [q.enqueue(1.0)]).to_proto()
+            >>> list(proto.enqueue_op_name), list(proto.queue_closed_exception_types)
+            (['q_enqueue'], [11])
         """
+        scope = (export_scope or "").rstrip("/") + "/"
+        if export_scope and not self._queue_name.startswith(scope):
+            return None
 
         def strip(name: str) -> str:
-            if export_scope and name.startswith(export_scope + "/"):
-                return name[len(export_scope) + 1 :]
-            return name
+            return name[len(scope) :] if export_scope and name.startswith(scope) else name
 
-        return {
-            "queue_name": strip(self._queue_name),
-            "enqueue_op_name": [strip(op.name) for op in self._enqueue_ops],
-            "close_op_name": strip(self._close_op.name),
-            "cancel_op_name": strip(self._cancel_op.name),
-            "queue_closed_exception_types": [t.__name__ for t in self._queue_closed_exception_types],
-        }
+        return QueueRunnerDef(
+            queue_name=strip(self._queue_name),
+            enqueue_op_name=[strip(op.name) for op in self._enqueue_ops],
+            close_op_name=strip(self._close_op.name),
+            cancel_op_name=strip(self._cancel_op.name),
+            queue_closed_exception_types=[
+                errors.error_code_from_exception_type(t) for t in self._queue_closed_exception_types
+            ],
+        )
 
     @staticmethod
-    def from_proto(queue_runner_def: dict[str, Any], import_scope: str | None = None) -> QueueRunner:
-        """A runner rebuilt from :meth:`to_proto`'s data and the default graph's ops.
+    def from_proto(queue_runner_def: Any, import_scope: str | None = None) -> QueueRunner:
+        """A runner rebuilt from a ``QueueRunnerDef`` (:meth:`to_proto`) and the default graph's ops.
 
         Example:
             >>> import dtf_notebook.compat.v1 as tf
@@ -330,3 +348,10 @@ def start_queue_runners(
     for qr in get_collection(collection):
         threads.extend(qr.create_threads(sess, coord=coord, daemon=daemon, start=start))
     return threads
+
+
+def _queue_runner_to_proto(runner: QueueRunner, export_scope: str | None = None) -> Any:
+    return runner.to_proto(export_scope=export_scope)
+
+
+register_proto_function(GraphKeys.QUEUE_RUNNERS, QueueRunnerDef, _queue_runner_to_proto, QueueRunner.from_proto)

@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import numbers
@@ -54,7 +55,7 @@ from dtf_notebook.train.checkpoint_management import (
     latest_checkpoint,
 )
 from dtf_notebook.train.meta_graph import export_meta_graph
-from dtf_notebook.train.saver_builder import BulkSaverBuilder, SaverDef, saver_def_to_dict, saver_def_with
+from dtf_notebook.train.saver_builder import BulkSaverBuilder, SaverDef, saver_def_with
 
 __all__ = ["Saver", "SaverDef", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint"]
 
@@ -297,10 +298,10 @@ class Saver:
             global_step: An int, or a tensor/variable/name whose value is appended to the prefix.
             latest_filename: Name of the state file in the directory (default ``checkpoint``).
             meta_graph_suffix: Suffix of the meta graph file.
-            write_meta_graph: Also write ``<prefix>.meta`` (the graph as JSON).
+            write_meta_graph: Also write ``<prefix>.meta``, the graph's ``MetaGraphDef`` (TF's format).
             write_state: Update the state file and delete checkpoints beyond ``max_to_keep``.
-            strip_default_attrs: No effect: graph defs here hold only the attrs ops were built with.
-            save_debug_info: No effect: no separate debug-info file is written.
+            strip_default_attrs: Leave out of the meta graph the node attrs equal to their op's default.
+            save_debug_info: Also write ``<prefix>.debug``, where each node of the meta graph was created.
 
         Returns:
             The checkpoint prefix, or None for an empty saver.
@@ -347,7 +348,11 @@ class Saver:
                 self._maybe_delete_old_checkpoints(meta_graph_suffix)
         if write_meta_graph:
             meta_file = checkpoint_management.meta_graph_filename(checkpoint_file, meta_graph_suffix)
-            self.export_meta_graph(meta_file, graph=getattr(sess, "graph", None))
+            graph = getattr(sess, "graph", None)
+            with graph.as_default() if graph is not None else contextlib.nullcontext():
+                self.export_meta_graph(
+                    meta_file, strip_default_attrs=strip_default_attrs, save_debug_info=save_debug_info
+                )
         return model_checkpoint_path
 
     def _update_state(self, save_dir: str, model_checkpoint_path: str, latest_filename: str) -> None:
@@ -368,17 +373,32 @@ class Saver:
         filename: str | None = None,
         collection_list: Sequence[str] | None = None,
         as_text: bool = False,
+        export_scope: str | None = None,
         clear_devices: bool = False,
-        graph: Any = None,
-    ) -> dict[str, Any]:
-        """Writes the graph, collections and this saver's SaverDef as JSON to ``filename``; returns it as a dict.
+        clear_extraneous_savers: bool = False,
+        strip_default_attrs: bool = False,
+        save_debug_info: bool = False,
+    ) -> Any:
+        """Writes the default graph's ``MetaGraphDef``, with this saver's ``SaverDef``, to ``filename`` (TF's
+        binary format, or text with ``as_text``) and returns it (see ``tf.train.export_meta_graph``).
 
-        ``as_text`` is TF's switch between binary and text protos; the JSON file is text either way.
-        See :mod:`dtf_notebook.train.meta_graph` for the layout.
+        Example:
+            >>> import dtf_notebook as tf
+            >>> with tf.Graph().as_default():
+            ...     saver = tf.train.Saver([tf.Variable(1.0, name="v")])
+            ...     saver.export_meta_graph().saver_def.restore_op_name
+            'save/restore_all'
         """
-        saver_def = saver_def_to_dict(self.saver_def) if self.saver_def is not None else None
         return export_meta_graph(
-            filename, saver_def=saver_def, collection_list=collection_list, graph=graph, clear_devices=clear_devices
+            filename,
+            saver_def=self.saver_def,
+            collection_list=collection_list,
+            as_text=as_text,
+            export_scope=export_scope,
+            clear_devices=clear_devices,
+            clear_extraneous_savers=clear_extraneous_savers,
+            strip_default_attrs=strip_default_attrs,
+            save_debug_info=save_debug_info,
         )
 
     def restore(self, sess: Any, save_path: str | None) -> None:

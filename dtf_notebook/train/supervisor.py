@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from dtf_notebook.framework.graph import Graph, GraphKeys, get_default_graph
+from dtf_notebook.framework.meta_graph import create_meta_graph_def
 from dtf_notebook.ops import identity_ops, lookup_ops, variables
 from dtf_notebook.runtime.config import ConfigProto
 from dtf_notebook.summary.messages import SessionLog
@@ -467,10 +468,15 @@ class Supervisor:
         self._summary_writer.add_summary(summary, global_step)
 
     def _write_graph(self) -> None:
+        """TF's: ``graph.pbtxt`` in the logdir, and the graph and its meta graph (with the saver) as events."""
+        graph_def = self._graph.as_graph_def(add_shapes=True)
         if self._logdir:
-            write_graph(self._graph, self._logdir, "graph.pbtxt")
+            write_graph(graph_def, self._logdir, "graph.pbtxt")
         if self._summary_writer and not self._graph_added_to_summary:
             self._summary_writer.add_graph(self._graph)
+            saver_def = self._saver.saver_def if self._saver else None
+            meta = create_meta_graph_def(graph_def=graph_def, saver_def=saver_def, graph=self._graph)
+            self._summary_writer.add_meta_graph(meta)
             self._graph_added_to_summary = True
 
     # TF1's CamelCase aliases.

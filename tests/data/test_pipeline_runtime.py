@@ -109,7 +109,7 @@ def test_pipelines_travel_as_plain_data():
         )
         it = ds.make_initializable_iterator()
         x = it.get_next()
-    plain, tensors = encode_graph_def(g.as_graph_def())
+    plain, tensors = encode_graph_def(g.as_graph_def_dict())
     decode_graph_def(plain, tensors)  # no code, no pickles, within the codec's nesting bound
     # The nested function's captured placeholder became an input of the initializer, through both functions.
     assert scale in it.initializer.inputs

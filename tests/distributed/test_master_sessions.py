@@ -135,7 +135,7 @@ def test_idle_sessions_of_dead_clients_are_collected_when_configured():
         graph = tf.Graph()
         with graph.as_default():
             tf.constant(2.0, name="two")
-        plain, tensors = wire.encode_graph_def(graph.as_graph_def())
+        plain, tensors = wire.encode_graph_def(graph.as_graph_def_dict())
         reply, _ = client.call(server.address, "CreateSession", {"graph": plain}, tensors, timeout=30)
         handle = reply["session_handle"]
         run = {"session_handle": handle, "feeds": [], "fetches": ["two:0"], "targets": []}

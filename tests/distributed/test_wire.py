@@ -314,7 +314,7 @@ def build_model_graph() -> tf.Graph:
 
 
 def test_graph_def_round_trip_is_exact():
-    graph_def = build_model_graph().as_graph_def()
+    graph_def = build_model_graph().as_graph_def_dict()
     attrs = [n["attr"] for n in graph_def["node"]]
     assert any("_class" in a for a in attrs) and any(a.get("shape") == (None, 4) for a in attrs)
     assert any(n["device"] for n in graph_def["node"])
@@ -423,7 +423,7 @@ def test_decode_graph_def_rejects_malformed_data(plain, match):
 
 # ---- fuzzing ---------------------------------------------------------------------------------------
 def valid_messages() -> list[list[bytes]]:
-    nodes = [n for n in build_model_graph().as_graph_def()["node"] if n["name"] != "big"]
+    nodes = [n for n in build_model_graph().as_graph_def_dict()["node"] if n["name"] != "big"]
     plain, tensors = wire.encode_graph_def({"node": nodes[::3]})
     samples = [
         ({"id": 1, "method": "Ping"}, []),

@@ -201,5 +201,5 @@ def test_graph_def_is_plain_data(fresh_graph):
     a = tf.constant(1.0, name="a")
     with tf.control_dependencies([a]):
         tf.identity(a, name="b")
-    nodes = {n["name"]: n for n in fresh_graph.as_graph_def()["node"]}
+    nodes = {n["name"]: n for n in fresh_graph.as_graph_def_dict()["node"]}
     assert nodes["b"]["input"] == ["a"] and nodes["b"]["op"] == "Identity"

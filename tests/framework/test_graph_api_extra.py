@@ -236,9 +236,8 @@ def test_import_graph_def_matches_tensorflow():
 def test_import_graph_def_from_protos():
     """A GraphDef proto -- this package's class, or TF's own -- imports here."""
     tf1 = real_tf()
-    from dtf_notebook.framework.graph_proto import graph_def_proto
 
-    ours = tf.GraphDef.FromString(graph_def_proto(_source_graph(tf)).SerializeToString())
+    ours = tf.GraphDef.FromString(_source_graph(tf).as_graph_def().SerializeToString())
     theirs = _source_graph(tf1).as_graph_def()
     for graph_def in (ours, theirs):
         with tf.Graph().as_default(), tf.Session() as sess:
@@ -322,7 +321,7 @@ def test_version_constants():
     ):
         assert type(getattr(tf, name)) is type(getattr(tf1, name)), name
     assert tf.VERSION.startswith("1.15")
-    assert tf.get_default_graph().as_graph_def()["versions"]["producer"] == tf.GRAPH_DEF_VERSION
+    assert tf.get_default_graph().as_graph_def().versions.producer == tf.GRAPH_DEF_VERSION
 
 
 @oracle

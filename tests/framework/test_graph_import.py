@@ -11,6 +11,7 @@ import dtf_notebook.compat.v1 as tf
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.framework.graph_import import import_graph_def
+from dtf_notebook.framework.importer import graph_def_as_dict
 
 STEPS = 5
 
@@ -86,7 +87,7 @@ def through_the_wire(graph_def: dict) -> dict:
 
 def test_wire_round_trip_rebuilds_an_identical_graph_that_trains_identically():
     original = build_mlp()
-    imported = import_graph_def(through_the_wire(original.as_graph_def()))
+    imported = import_graph_def(through_the_wire(original.as_graph_def_dict()))
     assert [op.name for op in imported.get_operations()] == [op.name for op in original.get_operations()]
     assert_same_node_defs(node_defs_by_name(imported), node_defs_by_name(original))
     assert imported.get_tensor_by_name("x:0").shape.as_list() == [None, 4]
@@ -100,7 +101,7 @@ def test_wire_round_trip_rebuilds_an_identical_graph_that_trains_identically():
 
 def test_nodes_in_any_order():
     original = build_mlp()
-    nodes = original.as_graph_def()["node"]
+    nodes = original.as_graph_def_dict()["node"]
     for seed in range(3):
         shuffled = list(nodes)
         random.Random(seed).shuffle(shuffled)
@@ -112,7 +113,7 @@ def test_nodes_in_any_order():
 
 def test_extending_a_graph_piece_by_piece():
     original = build_mlp()
-    nodes = original.as_graph_def()["node"]
+    nodes = original.as_graph_def_dict()["node"]
     graph = import_graph_def({"node": nodes[:20]})
     assert import_graph_def({"node": nodes[20:]}, graph=graph) is graph  # inputs may name ops already in the graph
     assert_same_node_defs(node_defs_by_name(graph), node_defs_by_name(original))
@@ -121,7 +122,7 @@ def test_extending_a_graph_piece_by_piece():
 
 def test_name_prefix_renames_nodes_inputs_and_colocation_groups():
     original = build_mlp()
-    graph = import_graph_def(original.as_graph_def(), name_prefix="replica_1/")
+    graph = import_graph_def(original.as_graph_def_dict(), name_prefix="replica_1/")
     read = graph.get_operation_by_name("replica_1/hidden/w/read")
     assert [t.name for t in read.inputs] == ["replica_1/hidden/w:0"]
     assert read.get_attr("_class") == ["loc:@replica_1/hidden/w"]
@@ -133,7 +134,7 @@ def test_imported_names_are_kept_exactly_and_reserved():
         tf.constant(1.0, name="x")
         tf.constant(2.0, name="x_1")
         tf.constant(3.0, name="layer/w/read")
-    graph = import_graph_def(source.as_graph_def())
+    graph = import_graph_def(source.as_graph_def_dict())
     assert [op.name for op in graph.get_operations()] == ["x", "x_1", "layer/w/read"]
     with graph.as_default():
         later = tf.constant(4.0, name="x")
@@ -152,7 +153,7 @@ def test_the_target_graphs_scopes_do_not_leak_into_imported_ops():
             tf.container("elsewhere"),
             tf.colocate_with(gate),
         ):
-            import_graph_def(source.as_graph_def(), graph=graph)
+            import_graph_def(source.as_graph_def_dict(), graph=graph)
     imported = {name: nd for name, nd in node_defs_by_name(graph).items() if name != "gate"}
     assert_same_node_defs(imported, node_defs_by_name(source))
 
@@ -224,7 +225,7 @@ def test_errors_found_while_building_ops():
 
 
 def test_fuzzed_graph_defs_only_ever_raise_invalid_argument():
-    nodes = build_mlp().as_graph_def()["node"]
+    nodes = build_mlp().as_graph_def_dict()["node"]
     names = [n["name"] for n in nodes]
     junk = [None, 3, "x", "x:9", "^nope", [], {}, (1,), tf.int64, np.zeros(2), np.array([b"s"], dtype=object)]
     rng = random.Random(7)
@@ -278,6 +279,8 @@ def test_name_reservation_and_order_match_tensorflow():
         v1.import_graph_def(reordered, name="")
 
     def our_import(graph_def, graph):
-        import_graph_def({"node": graph_def["node"][::-1]}, graph=graph)
+        reordered = type(graph_def)()
+        reordered.node.extend(list(graph_def.node)[::-1])
+        import_graph_def(graph_def_as_dict(reordered), graph=graph)
 
     assert build_and_extend(tf, our_import) == build_and_extend(v1, tf_import)

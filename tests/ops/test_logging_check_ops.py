@@ -381,7 +381,7 @@ def test_graph_def_round_trip_keeps_the_ops_working(capfd):
     a, _ = tf.identity_n([p, tf.constant(1)], name="n")
     tf.print("v2", a, output_stream=sys.stdout, name="show")
     check = tf.assert_positive(x, name="pos")
-    plain, arrays = encode_graph_def(tf.get_default_graph().as_graph_def())
+    plain, arrays = encode_graph_def(tf.get_default_graph().as_graph_def_dict())
     graph = import_graph_def(decode_graph_def(plain, arrays))
     with graph.as_default(), tf.Session(graph=graph) as sess:
         ops = {n: graph.get_operation_by_name(n) for n in ("p", "n", "show", check.name)}

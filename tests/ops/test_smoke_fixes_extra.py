@@ -136,16 +136,14 @@ def test_export_meta_graph_signature_and_scope():
 
     tf1 = real_tf()
     with tf1.Graph().as_default():
-        meta = build(tf1)
-        expected_nodes = [(n.name, list(n.input)) for n in meta.graph_def.node]
-        expected_c = list(meta.collection_def["c"].node_list.value)
-        expected_unbound = [v.decode() for v in meta.collection_def["unbound_inputs"].bytes_list.value]
+        theirs = build(tf1)
     with tf.Graph().as_default():
         mine = build(tf)
-    assert [(n["name"], n["input"]) for n in mine["graph_def"]["node"]] == expected_nodes
-    assert mine["collection_def"]["c"] == expected_c
-    assert mine["collection_def"]["unbound_inputs"] == expected_unbound
-    assert [v["variable_name"] for v in mine["collection_def"]["variables"]] == ["v:0"]
+    assert [(n.name, list(n.input)) for n in mine.graph_def.node] == [
+        (n.name, list(n.input)) for n in theirs.graph_def.node
+    ]
+    for key in ("c", "unbound_inputs", "variables"):
+        assert mine.collection_def[key].SerializeToString() == theirs.collection_def[key].SerializeToString(), key
 
 
 def test_export_meta_graph_info_debug_and_extra_savers(tmp_path):
@@ -161,10 +159,17 @@ def test_export_meta_graph_info_debug_and_extra_savers(tmp_path):
             clear_extraneous_savers=True,
             save_debug_info=True,
         )
-    assert meta["meta_info_def"]["tags"] == ["serve"]
-    names = {n["name"].split("/")[0] for n in meta["graph_def"]["node"]}
+    assert list(meta.meta_info_def.tags) == ["serve"]
+    names = {n.name.split("/")[0] for n in meta.graph_def.node}
     assert "save_1" in names and "save" not in names
-    assert (tmp_path / "m_debug.meta").exists()
+    # TF's GraphDebugInfo beside the file, as TF names it: each node's creation stack, by "<name>@".
+    real_tf()
+    from tensorflow.core.framework.graph_debug_info_pb2 import GraphDebugInfo
+
+    debug = GraphDebugInfo.FromString((tmp_path / "m.debug").read_bytes())
+    assert set(debug.name_to_trace_id) == {f"{n.name}@" for n in meta.graph_def.node}
+    trace = debug.traces_by_id[debug.name_to_trace_id["v@"]]
+    assert any(debug.files[debug.frames_by_id[f].file_index] == __file__ for f in trace.frame_id)
 
 
 def test_conv3d_transpose_takes_input_keyword():

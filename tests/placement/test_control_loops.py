@@ -19,7 +19,7 @@ CPU = "/device:CPU:0"
 
 def _split(g, placement=None):
     """Partitions of ``g`` placed by each op's requested device (``/job:x/task:n`` -> that task's CPU)."""
-    nodes = g.as_graph_def()["node"]
+    nodes = g.as_graph_def_dict()["node"]
     placement = placement or {n["name"]: n["device"].replace("/task:", "/replica:0/task:") + CPU for n in nodes}
     types = {op.name: [(t.dtype.name, t.shape.as_tuple()) for t in op.outputs] for op in g.get_operations()}
     return partition(nodes, placement, types)
@@ -47,7 +47,7 @@ def _by_name(parts):
 
 def test_frames_follow_enters_and_exits():
     g = _loop_reading_ps()
-    frames = find_frames(g.as_graph_def()["node"])
+    frames = find_frames(g.as_graph_def_dict()["node"])
     assert frames.frame_of["loop/Merge"] == frames.frame_of["loop/read"] == "loop/while_context"
     assert frames.frame_of["loop/Enter"] == "" and frames.output_frame("loop/Enter") == "loop/while_context"
     assert frames.frame_of["loop/Exit"] == "loop/while_context" and frames.output_frame("loop/Exit") == ""
@@ -154,7 +154,7 @@ def test_a_control_edge_carries_deadness_through_an_identity():
 
 def test_a_next_iteration_goes_to_its_merge():
     g = _loop_reading_ps()
-    nodes = g.as_graph_def()["node"]
+    nodes = g.as_graph_def_dict()["node"]
     placement = {n["name"]: n["device"].replace("/task:", "/replica:0/task:") + CPU for n in nodes}
     placement["loop/NextIteration_1"] = W1 + CPU
     parts = _split(g, placement)
@@ -163,7 +163,7 @@ def test_a_next_iteration_goes_to_its_merge():
 
 def test_a_loop_across_tasks_needs_its_loop_cond():
     g = _loop_reading_ps()
-    nodes = [dict(n, op="Identity") if n["op"] == "LoopCond" else n for n in g.as_graph_def()["node"]]
+    nodes = [dict(n, op="Identity") if n["op"] == "LoopCond" else n for n in g.as_graph_def_dict()["node"]]
     placement = {n["name"]: n["device"].replace("/task:", "/replica:0/task:") + CPU for n in nodes}
     types = {op.name: [(t.dtype.name, t.shape.as_tuple()) for t in op.outputs] for op in g.get_operations()}
     with pytest.raises(ValueError, match="no LoopCond"):
@@ -173,7 +173,7 @@ def test_a_loop_across_tasks_needs_its_loop_cond():
 def test_prune_follows_loops_like_the_executor():
     g = _loop_reading_ps()
     exit_op = g.get_operation_by_name("loop/Exit_1")
-    kept = prune(g.as_graph_def()["node"], ["loop/Exit_1:0"], [])
+    kept = prune(g.as_graph_def_dict()["node"], ["loop/Exit_1:0"], [])
     assert [n["name"] for n in kept] == [op.name for op in needed_ops([exit_op], set())]
 
 

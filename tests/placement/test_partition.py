@@ -76,7 +76,7 @@ def seed_example():
         with tf.device("/job:worker/task:0/gpu:1"):
             b = tf.add(a, 2.0, name="b")
         tf.add(a, b, name="c")
-    nodes = g.as_graph_def()["node"]
+    nodes = g.as_graph_def_dict()["node"]
     placed, errs = place(
         [PlacementNode(n["name"], n["op"], n["device"]) for n in nodes], CLUSTER, default_job="worker", default_task=1
     )
@@ -225,7 +225,7 @@ def test_reference_edge_across_tasks_raises_naming_it():
         v = tf.Variable(1.0, name="v")
         tf.assign(v, 2.0, name="set_v")
         tf.identity(v, name="read_v")
-    nodes = [n for n in g.as_graph_def()["node"] if n["name"] != "v/Assign"]
+    nodes = [n for n in g.as_graph_def_dict()["node"] if n["name"] != "v/Assign"]
     placement = {n["name"]: W0 + CPU for n in nodes} | {"v": PS0 + CPU, "v/initial_value": PS0 + CPU}
     with pytest.raises(ValueError, match=r"'set_v'.*'v'.*by reference"):
         partition(nodes, placement, graph_types(g))
@@ -314,7 +314,7 @@ def test_prune_agrees_with_the_executor():
             tf.identity(y * 2.0, name="z")
         tf.global_variables_initializer()
     ops = {op.name: op for op in g.get_operations()}
-    nodes, types = g.as_graph_def()["node"], graph_types(g)
+    nodes, types = g.as_graph_def_dict()["node"], graph_types(g)
     tensors = [t for op in ops.values() for t in op.outputs]
     rng = random.Random(0)
     for _ in range(100):
@@ -361,7 +361,7 @@ def test_partitions_of_a_real_graph_are_importable():
         with tf.control_dependencies([loss]):
             step = tf.assign(bias, bias - 0.1, name="step")
         tf.global_variables_initializer()
-    nodes = g.as_graph_def()["node"]
+    nodes = g.as_graph_def_dict()["node"]
     on_ps = {n["name"] for n in nodes if n["name"].startswith(("w", "bias", "step", "sub"))}
     placement = {n["name"]: (PS0 + CPU if n["name"] in on_ps else W1 + CPU) for n in nodes}
     kept = prune(nodes, [], [step.op.name, "init"])
@@ -546,7 +546,7 @@ def test_cross_task_edges_match_tensorflow():
     ours = tf.Graph()
     with ours.as_default():
         build(tf)
-    nodes = ours.as_graph_def()["node"]
+    nodes = ours.as_graph_def_dict()["node"]
     placement = {n["name"]: n["device"].replace("/task:", "/replica:0/task:") for n in nodes}
     parts = partition(nodes, placement, graph_types(ours))
     our_sends = [n for p in parts.values() for n in by_op(p, "_Send")]

@@ -3,8 +3,6 @@ and variables restored, and its Saver reused -- the way TF1 scripts resume or se
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -75,9 +73,8 @@ def test_a_graph_without_a_saver_gets_a_new_one_or_none():
         v = tf.Variable([1.0, 2.0], name="v")
         tf.add_to_collection("double", v * 2.0)
         with_variables = export_meta_graph()
-        constant_only = json.loads(json.dumps(with_variables))
-    constant_only["collection_def"] = {}
-    constant_only["graph_def"]["node"] = [n for n in constant_only["graph_def"]["node"] if n["name"] == "mul/y"]
+    constant_only = tf.MetaGraphDef()
+    constant_only.graph_def.node.extend(n for n in with_variables.graph_def.node if n.name == "mul/y")
     with tf.Graph().as_default():
         saver = tf.train.import_meta_graph(with_variables)
         assert isinstance(saver, tf.train.Saver)

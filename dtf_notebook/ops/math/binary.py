@@ -179,6 +179,8 @@ def _squared_difference_grad(op: Operation, grad: Any) -> list[Any]:
 
 for _type, _kernel, _grad in (
     ("Add", _add_kernel, _add_grad),
+    # TF 2 writes ``x + y`` of numbers as AddV2 (Add without strings): graphs TF wrote import and run here.
+    ("AddV2", _add_kernel, _add_grad),
     ("Sub", lambda op, ctx: torch.sub, _sub_grad),
     ("Mul", lambda op, ctx: torch.mul, _mul_grad),
     ("RealDiv", lambda op, ctx: torch.div, _realdiv_grad),

@@ -28,11 +28,12 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from dtf_notebook.framework.graph import GraphKeys, get_collection
+from dtf_notebook.framework.graph import GraphKeys, get_collection, get_default_graph
 from dtf_notebook.summary.messages import SessionLog
 from dtf_notebook.summary.writer import FileWriterCache
 from dtf_notebook.train import training_util
 from dtf_notebook.train.basic_session_run_hooks import SecondOrStepTimer
+from dtf_notebook.train.graph_io import write_graph_and_meta_graph
 from dtf_notebook.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -76,7 +77,8 @@ class CheckpointSaverHook(SessionRunHook):
         checkpoint_basename: File prefix; checkpoints are ``<basename>-<global step>``.
         scaffold: A Scaffold whose saver to use.
         listeners: CheckpointSaverListener objects told about every save.
-        save_graph_def: Also write each checkpoint's meta graph (``<checkpoint>.meta``).
+        save_graph_def: Also write ``graph.pbtxt`` and the graph and meta graph events as the session starts, and
+            each checkpoint's meta graph (``<checkpoint>.meta``).
 
     Every save is also logged as a ``SessionLog.CHECKPOINT`` event in ``checkpoint_dir``'s event file,
     for TensorBoard.
@@ -127,6 +129,10 @@ class CheckpointSaverHook(SessionRunHook):
             listener.begin()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
+        if self._save_graph_def:
+            # As TF: here, not in begin(), so that the graph other hooks completed in their begin() is written.
+            graph = getattr(session, "graph", None) or get_default_graph()
+            write_graph_and_meta_graph(graph, self._checkpoint_dir, self._summary_writer, self._get_saver())
         # The checkpoint written here holds the state at the starting step (0, or the restored step).
         global_step = int(session.run(self._global_step_tensor))
         self._save(session, global_step)

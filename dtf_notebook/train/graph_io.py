@@ -23,7 +23,7 @@ from dtf_notebook.framework.graph import Graph
 from dtf_notebook.framework.graph_proto import graph_def_proto
 from dtf_notebook.lib.io import file_io
 
-__all__ = ["write_graph"]
+__all__ = ["write_graph", "write_graph_and_meta_graph"]
 
 
 def _graph_def(graph_or_graph_def: Any) -> Any:
@@ -66,3 +66,33 @@ def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool =
         content = graph_def.SerializeToString(deterministic=True)
     file_io.write_string_to_file(path, content)
     return path
+
+
+def write_graph_and_meta_graph(graph: Graph, logdir: str | None, summary_writer: Any, saver: Any = None) -> None:
+    """What TF's ``Supervisor`` and ``CheckpointSaverHook`` write as a session starts: the graph's
+    ``as_graph_def(add_shapes=True)`` as ``graph.pbtxt`` in ``logdir``, and, to ``summary_writer``, the graph and its
+    meta graph (with ``saver``'s ``SaverDef``) as events.
+
+    Args:
+        graph: The graph.
+        logdir: Where ``graph.pbtxt`` goes (None: not written).
+        summary_writer: A ``FileWriter`` (None: no events).
+        saver: The saver whose ``SaverDef`` the meta graph holds, if any.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     _ = tf.constant(1.0, name="one")
+        >>> write_graph_and_meta_graph(g, "memory://graph_events_doc", None)
+        >>> 'name: "one"' in tf.gfile.GFile("memory://graph_events_doc/graph.pbtxt").read()
+        True
+    """
+    from dtf_notebook.framework.meta_graph import create_meta_graph_def
+
+    graph_def = graph.as_graph_def(add_shapes=True)
+    if logdir:
+        write_graph(graph_def, logdir, "graph.pbtxt")
+    if summary_writer is not None:
+        summary_writer.add_graph(graph)
+        saver_def = saver.saver_def if saver is not None else None
+        summary_writer.add_meta_graph(create_meta_graph_def(graph_def=graph_def, saver_def=saver_def, graph=graph))

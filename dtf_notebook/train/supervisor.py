@@ -35,7 +35,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from dtf_notebook.framework.graph import Graph, GraphKeys, get_default_graph
-from dtf_notebook.framework.meta_graph import create_meta_graph_def
 from dtf_notebook.ops import identity_ops, lookup_ops, variables
 from dtf_notebook.runtime.config import ConfigProto
 from dtf_notebook.summary.messages import SessionLog
@@ -43,7 +42,7 @@ from dtf_notebook.summary.summary_ops import merge_all
 from dtf_notebook.summary.writer import FileWriter
 from dtf_notebook.train import training_util
 from dtf_notebook.train.coordinator import Coordinator, LooperThread
-from dtf_notebook.train.graph_io import write_graph
+from dtf_notebook.train.graph_io import write_graph_and_meta_graph
 from dtf_notebook.train.saver import Saver
 from dtf_notebook.train.session_manager import SessionManager, _close_quietly
 from dtf_notebook.train.supervisor_services import SVStepCounterThread, SVSummaryThread, SVTimerCheckpointThread
@@ -469,14 +468,9 @@ class Supervisor:
 
     def _write_graph(self) -> None:
         """TF's: ``graph.pbtxt`` in the logdir, and the graph and its meta graph (with the saver) as events."""
-        graph_def = self._graph.as_graph_def(add_shapes=True)
-        if self._logdir:
-            write_graph(graph_def, self._logdir, "graph.pbtxt")
-        if self._summary_writer and not self._graph_added_to_summary:
-            self._summary_writer.add_graph(self._graph)
-            saver_def = self._saver.saver_def if self._saver else None
-            meta = create_meta_graph_def(graph_def=graph_def, saver_def=saver_def, graph=self._graph)
-            self._summary_writer.add_meta_graph(meta)
+        writer = self._summary_writer if not self._graph_added_to_summary else None
+        write_graph_and_meta_graph(self._graph, self._logdir, writer, self._saver)
+        if writer is not None:
             self._graph_added_to_summary = True
 
     # TF1's CamelCase aliases.

@@ -165,6 +165,43 @@ def test_events_of_a_chief_session_match_tf(tmp_path):
     assert ours[0] == ("graph_def", None) and ("summary", ("step_value",)) in ours
 
 
+@pytest.mark.tf_oracle
+def test_a_chief_writes_graph_pbtxt_and_the_graph_and_meta_graph_events_as_tf(tmp_path):
+    """TF reads back both files: graph.pbtxt (text GraphDef with shapes) and the meta graph event with the saver."""
+    tf1 = _real_tf()
+    from google.protobuf import text_format
+
+    def scenario(m: Any, logdir: str) -> tuple[Any, ...]:
+        w = m.Variable([1.0, 2.0], name="w", use_resource=False)
+        m.assign_add(w, [1.0, 1.0], name="train")
+        sv = m.train.Supervisor(logdir=logdir, save_summaries_secs=3600, save_model_secs=3600)
+        with sv.managed_session():
+            pass
+        with open(os.path.join(logdir, "graph.pbtxt")) as f:
+            graph_def = text_format.Parse(f.read(), tf1.GraphDef())
+        nodes = {n.name: n for n in graph_def.node}
+        events = [
+            e
+            for name in os.listdir(logdir)
+            if name.startswith("events.out")
+            for e in tf1.train.summary_iterator(os.path.join(logdir, name))
+        ]
+        (meta,) = [
+            tf1.MetaGraphDef.FromString(e.meta_graph_def) for e in events if e.WhichOneof("what") == "meta_graph_def"
+        ]
+        (graph_event,) = [tf1.GraphDef.FromString(e.graph_def) for e in events if e.WhichOneof("what") == "graph_def"]
+        assert {n.name for n in graph_event.node} == set(nodes)
+        return (
+            nodes["w"].op,
+            [d.size for d in nodes["w"].attr["_output_shapes"].list.shape[0].dim],
+            meta.saver_def.restore_op_name,
+            {n.name for n in meta.graph_def.node} >= {"w", "train"},
+        )
+
+    ours, theirs = _both(scenario, tmp_path)
+    assert ours == theirs == ("VariableV2", [2], "save/restore_all", True)
+
+
 def test_summary_and_step_counter_threads_write_on_their_timer(tmp_path):
     tf1 = _real_tf()
     logdir = str(tmp_path)

@@ -200,3 +200,18 @@ def test_every_op_type_here_that_tf_has_has_tfs_signature(tf1):
         if {a.name for a in ours.attr} != {a.name for a in theirs.attr}:
             different.append(op_type)
     assert not missing and not different, f"run python scripts/tf_op_defs.py: missing {missing}, differ {different}"
+
+
+def test_write_graph_writes_the_files_tf_writes(tf1, tmp_path):
+    with tf.Graph().as_default() as graph:
+        tf.matmul(tf.placeholder(tf.float32, [None, 2], name="x"), tf.ones([2, 2]), name="y")
+    theirs = tf1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    for as_text, name in ((True, "graph.pbtxt"), (False, "graph.pb")):
+        ours = tf.train.write_graph(graph, str(tmp_path / "ours"), name, as_text=as_text)
+        expected = tf1.train.write_graph(theirs, str(tmp_path / "tf"), name, as_text=as_text)
+        with open(ours, "rb") as mine, open(expected, "rb") as tf_file:
+            assert mine.read() == tf_file.read(), name
+    meta = tf.train.write_graph(tf.train.export_meta_graph(graph=graph), str(tmp_path), "m.pbtxt")
+    with open(meta) as f:
+        parsed = text_format.Parse(f.read(), tf1.MetaGraphDef()).graph_def
+    assert [n.name for n in parsed.node] == [n.name for n in theirs.node] and "_output_shapes" in parsed.node[0].attr

@@ -80,4 +80,47 @@ def bypass_noops(
     return [by_name[n["name"]] for n in nodes if n["name"] not in removed]
 
 
-__all__ = ["bypass_noops"]
+def hoist_target_noops(
+    nodes: list[dict[str, Any]], placement: Mapping[str, str], targets: list[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """``nodes`` and ``targets`` with each targeted ``NoOp`` that only groups ops of other tasks replaced, as a
+    target, by the ops it groups (on their own tasks).
+
+    ``minimize()`` without a global step returns such a NoOp on the worker, waiting on each ps task's variable
+    update: each of those tasks then sends the worker a control message every step, only so that the NoOp can
+    run. A master answers a step once every partition has finished, so running the grouped ops as targets of
+    their own partitions finishes the same work before the step returns. A NoOp stays when a node of the step
+    reads or waits on it, when it groups nothing of another task, or when the step has control flow.
+
+    Example:
+        >>> ps0, ps1, wk = (f"/job:{j}/replica:0/task:{t}/device:CPU:0" for j, t in (("ps", 0), ("ps", 1), ("wk", 0)))
+        >>> nodes = [{"name": "a", "op": "AssignAdd", "input": []}, {"name": "b", "op": "AssignAdd", "input": []},
+        ...          {"name": "train", "op": "NoOp", "input": ["^a", "^b"]}]
+        >>> out, targets = hoist_target_noops(nodes, {"a": ps0, "b": ps1, "train": wk}, ["train"])
+        >>> [n["name"] for n in out], targets
+        (['a', 'b'], ['a', 'b'])
+    """
+    if any(n["op"] in KIND_OF_TYPE for n in nodes):
+        return nodes, targets
+    by_name = {n["name"]: n for n in nodes}
+    used: set[str] = set()
+    for n in nodes:
+        used.update(ref.lstrip("^").split(":")[0] for ref in n["input"])
+    targets = list(targets)
+    removed: set[str] = set()
+    for name in list(targets):
+        n = by_name.get(name)
+        if n is None or n["op"] != "NoOp" or name in used or name not in placement:
+            continue
+        if not n["input"] or any(not ref.startswith("^") or ref[1:] not in placement for ref in n["input"]):
+            continue
+        fanin = [ref[1:] for ref in n["input"]]
+        if all(_task(placement[f]) == _task(placement[name]) for f in fanin):
+            continue
+        targets.remove(name)
+        targets.extend(f for f in fanin if f not in targets)
+        removed.add(name)
+    return [n for n in nodes if n["name"] not in removed], targets
+
+
+__all__ = ["bypass_noops", "hoist_target_noops"]

@@ -38,7 +38,8 @@ import numpy as np
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
-from dtf_notebook.distributed.control_edges import bypass_noops
+from dtf_notebook.distributed.constant_copies import copy_small_constants
+from dtf_notebook.distributed.control_edges import bypass_noops, hoist_target_noops
 from dtf_notebook.distributed.peer_limits import PeerLedger, current_peer
 from dtf_notebook.distributed.worker_service import task_of
 from dtf_notebook.framework.device_spec import DeviceSpec
@@ -257,8 +258,13 @@ class MasterSession:
         if old is not None and old.fingerprint == plan.fingerprint:
             old.version = plan.version
             return old
-        # NoOps that only order other ops, bypassed where that spares edges between tasks (as TF's Grappler does).
-        nodes = bypass_noops(nodes, placement, {t.op.name for t in fetch_tensors} | {op.name for op in target_ops})
+        # Fewer messages per step (as TF's Grappler and partitioner spare them): NoOps that only order other ops
+        # bypassed, a targeted NoOp grouping other tasks' ops replaced by them, small constants copied to readers.
+        fetched = {t.op.name for t in fetch_tensors}
+        target_names = [op.name for op in target_ops]
+        nodes = bypass_noops(nodes, placement, fetched | set(target_names))
+        nodes, target_names = hoist_target_noops(nodes, placement, target_names)
+        nodes = copy_small_constants(nodes, placement, output_types, fetched | set(target_names))
         parts = partition(nodes, placement, output_types)
         for index, tensor in enumerate(fetch_tensors):
             if tensor in fed:
@@ -266,8 +272,8 @@ class MasterSession:
             else:
                 task = task_of(placement[tensor.op.name])
                 plan.fetches.setdefault(task, []).append((index, tensor.name))
-        for op in target_ops:
-            plan.targets.setdefault(task_of(placement[op.name]), []).append(op.name)
+        for name in target_names:
+            plan.targets.setdefault(task_of(placement[name]), []).append(name)
         # partition() cuts every task's list from this one global order (sends right after their producer,
         # receives right before their first consumer), which is what rules out cross-task waits.
         for task, part in parts.items():

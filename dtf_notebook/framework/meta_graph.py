@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dtf_notebook.framework.graph import Graph, get_default_graph
+from dtf_notebook.framework.graph import Graph, GraphKeys, get_default_graph
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tf_op_defs import stripped_op_list, tf_op_def
@@ -60,6 +60,8 @@ SAVE_AND_RESTORE_OPS = frozenset(
 )
 
 _PROTO_FUNCTIONS: dict[str, tuple[Any, Callable[..., Any] | None, Callable[..., Any] | None]] = {}
+# TF writes control-flow contexts as CondContextDef/WhileContextDef messages, which are not rebuilt here.
+_CONTEXT_KEYS = frozenset({GraphKeys.COND_CONTEXT, GraphKeys.WHILE_CONTEXT})
 
 
 def register_proto_function(
@@ -330,7 +332,8 @@ def import_scoped_meta_graph(
 
     Collections with a registered protobuf form get their items rebuilt (each message once: a variable in several
     collections is one ``Variable``); ``node_list`` items become the imported tensors and operations; the other
-    lists their values. The ``unbound_inputs`` collection is not imported (TF's rule).
+    lists their values. The ``unbound_inputs`` collection is not imported (TF's rule), nor TF's control-flow
+    contexts (``cond_context``, ``while_context``), which are not rebuilt here.
 
     Raises:
         InvalidArgumentError: a node cannot be imported (the message names it).
@@ -359,6 +362,9 @@ def import_scoped_meta_graph(
         rebuilt: dict[bytes, Any] = {}
         for key in sorted(meta_graph_def.collection_def):
             if key == UNBOUND_INPUTS:
+                continue
+            if key in _CONTEXT_KEYS and key not in _PROTO_FUNCTIONS:
+                _log.warning("The %s collection of the meta graph is not rebuilt here (its control-flow contexts)", key)
                 continue
             collection = meta_graph_def.collection_def[key]
             kind = collection.WhichOneof("kind")

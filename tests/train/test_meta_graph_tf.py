@@ -224,3 +224,17 @@ def test_the_json_meta_of_earlier_versions_still_imports(tmp_path):
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert sess.run(tf.get_collection("double")[0]).tolist() == [2.0, 4.0]
+
+
+def test_a_tf_meta_with_a_while_loop_imports_without_its_contexts(tf1, tmp_path):
+    tf1.disable_control_flow_v2()  # TF1's Enter/Exit loops, as built here
+    with tf1.Graph().as_default():
+        total = tf1.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s + 2.0), [0, 0.0], name="loop")[1]
+        tf1.add_to_collection("total", total)
+        theirs = tf1.train.export_meta_graph()
+        assert "while_context" in theirs.collection_def
+    with tf.Graph().as_default():
+        assert tf.train.import_meta_graph(theirs) is None
+        assert tf.get_collection("while_context") == []
+        with tf.Session() as sess:
+            assert sess.run(tf.get_collection("total")[0]) == 8.0

@@ -174,6 +174,7 @@ def test_zmq_constants_written_out_match_pyzmq():
     assert handshake_watch._AUTH == int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
     assert handshake_watch._NO_DETAIL == int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
     assert handshake_watch._SUCCEEDED == int(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+    assert zmq_util._DISCONNECTED == int(zmq.EVENT_DISCONNECTED)
 
 
 def test_lazy_module_becomes_the_real_module():

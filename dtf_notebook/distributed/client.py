@@ -3,7 +3,10 @@
 ``Client.call`` blocks until the reply, the deadline, or the peer is judged dead: while requests to a peer
 are outstanding the client pings it, and a peer silent for ``dead_after`` seconds fails them with
 ``UnavailableError``. A reply from a new incarnation of a task fails requests sent to the old one with
-``AbortedError`` (the task restarted and lost their state).
+``AbortedError`` (the task restarted and lost their state). A task answers on the connection a request came in on,
+so a request sent on a connection that breaks fails at once with ``UnavailableError``: that also covers a request
+sent before any reply told the task's incarnation, which a restarted task answering the pings would otherwise
+leave waiting forever.
 
 Example:
     >>> import dtf_notebook as tf
@@ -30,10 +33,19 @@ from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.allocator import tune_for_streams
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import curve_keys
-from dtf_notebook.distributed.handshake_watch import HandshakeWatch, refusal, unwatch, watch
+from dtf_notebook.distributed.handshake_watch import HandshakeWatch, read_events, refusal, unwatch, watch
 from dtf_notebook.distributed.keyring import client_key
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
+from dtf_notebook.distributed.zmq_util import (
+    _apply_common_options,
+    _drain,
+    _push_from_thread,
+    _tcp,
+    count_breaks,
+    send_frames,
+    unwatch_breaks,
+    watch_breaks,
+)
 from dtf_notebook.lazy_modules import zmq
 
 
@@ -104,7 +116,12 @@ class Client:
         self._incarnations: dict[str, int] = {}
         self._last_heard: dict[str, float] = {}
         self._last_ping: dict[str, float] = {}
+        # The I/O thread's: a socket per peer, the monitor of its broken connections, the messages waiting for a
+        # connection as (request id, frames), and the ids of the requests none of whose parts went out yet.
         self._sockets: dict[str, zmq.Socket] = {}
+        self._monitors: dict[str, zmq.Socket] = {}
+        self._backlog: dict[str, list[tuple[int, list[Any]]]] = {}
+        self._unsent: set[int] = set()
         self._cmd_endpoint = f"inproc://dtf-client-{id(self)}"
         self._commands = self._context.socket(zmq.PULL)
         self._commands.bind(self._cmd_endpoint)
@@ -134,7 +151,9 @@ class Client:
             OpError: the peer answered with an error.
         """
         sent_to = self._incarnations.get(address)
-        sock, req_id, start, deadline = self._send_from_thread(address, method, header, tensors, timeout)
+        sock, handshakes, req_id, start, deadline, breaks = self._send_from_thread(
+            address, method, header, tensors, timeout, settle=True
+        )
         last_heard = start
         while True:
             now = time.monotonic()
@@ -145,10 +164,13 @@ class Client:
                 reply, reply_tensors = self._read_reply(sock, address, sent_to)
                 last_heard = time.monotonic()
                 if reply is None or reply.get("id") != req_id:
-                    continue  # a pong, or the late reply of an earlier call that gave up
+                    # A pong, or the late reply of an earlier call that gave up.
+                    self._check_connection(address, handshakes, breaks, method)
+                    continue
                 if "error" in reply:
                     raise wire.decode_error(reply["error"])
                 return reply, reply_tensors
+            self._check_connection(address, handshakes, breaks, method)
             silent = time.monotonic() - last_heard
             if silent > self.dead_after:
                 self._drop_thread_socket(address)
@@ -156,6 +178,19 @@ class Client:
                     None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
                 )
             _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+
+    def _check_connection(self, address: str, handshakes: HandshakeWatch, breaks: int, method: str) -> None:
+        """Raises UnavailableError when the connection a call's request went out on (``breaks`` connections of
+        the thread's socket had broken before) broke since: the reply can never come."""
+        read_events(handshakes, self.cluster_key)
+        if handshakes.breaks != breaks:
+            self._drop_thread_socket(address)
+            raise errors.UnavailableError(
+                None,
+                None,
+                f"The connection to the task at {address} broke while {method} waited for its reply; the task went "
+                "down or restarted, and the request was lost with it",
+            )
 
     def send_oneway(
         self, address: str, method: str, header: dict[str, Any] | None = None, tensors: Sequence[Any] = ()
@@ -180,7 +215,7 @@ class Client:
             [1, 2]
             >>> server.close(); client.close()
         """
-        self._send_from_thread(address, method, {**(header or {}), "oneway": True}, tensors, None)
+        self._send_from_thread(address, method, {**(header or {}), "oneway": True}, tensors, None, settle=False)
 
     def _send_from_thread(
         self,
@@ -189,8 +224,15 @@ class Client:
         header: dict[str, Any] | None,
         tensors: Sequence[Any],
         timeout: float | None,
-    ) -> tuple[zmq.Socket, int, float, float | None]:
-        """Encodes and sends a request on the calling thread's socket: (socket, request id, start, deadline)."""
+        settle: bool,
+    ) -> tuple[zmq.Socket, HandshakeWatch, int, float, float | None, int]:
+        """Encodes and sends a request on the calling thread's socket: (socket, its monitor, request id, start,
+        deadline, breaks).
+
+        ``breaks`` counts the socket's connections that broke before the request's first part went out: with
+        ``settle`` the monitor is read just before, so a later break (which loses the request) tells from earlier
+        ones.
+        """
         if self._closing.is_set():
             raise errors.CancelledError(None, None, "The client is closed")
         # A socket owned by the calling thread: no hand-off to the I/O thread and back.
@@ -199,9 +241,13 @@ class Client:
         request = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
-        for message in stream_messages(request, next(self._stream_ids)):
-            self._send_patiently(sock, handshakes, message, address, method, start, deadline)
-        return sock, req_id, start, deadline
+        breaks = 0
+        for part, message in enumerate(stream_messages(request, next(self._stream_ids))):
+            first = settle and not part
+            self._send_patiently(sock, handshakes, message, address, method, start, deadline, first)
+            if first:
+                breaks = handshakes.breaks
+        return sock, handshakes, req_id, start, deadline, breaks
 
     def _send_patiently(
         self,
@@ -212,9 +258,16 @@ class Client:
         method: str,
         start: float,
         deadline: float | None,
+        settle: bool = False,
     ) -> None:
         # A DEALER with no connected peer blocks on send: never block, wait in slices and give up like a call.
-        while not _try_send(sock, frames):
+        # With ``settle``, each try reads the monitor first: a connection that broke while this waited is not the
+        # one the message goes out on (a new one comes up only after the old one's break was reported).
+        while True:
+            if settle:
+                read_events(handshakes, self.cluster_key)
+            if _try_send(sock, frames):
+                return
             refused = refusal(handshakes, address, self.cluster_key)
             if refused is not None:
                 self._drop_thread_socket(address)
@@ -284,7 +337,7 @@ class Client:
         frames = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
         with self._lock:
             self._pending[req_id] = _Pending(future, address, self._incarnations.get(address))
-        self._command([b"send", address.encode(), *frames])
+        self._command([b"send", address.encode(), req_id.to_bytes(8, "little"), *frames])
         return future
 
     def _forget(self, future: Future) -> None:
@@ -300,9 +353,34 @@ class Client:
         sock = self._sockets.get(address)
         if sock is None:
             sock = self._sockets[address] = self._new_dealer(address)
+            monitor = self._monitors[address] = watch_breaks(sock)  # before connecting: no break goes unseen
             sock.connect(_tcp(address))
             poller.register(sock, zmq.POLLIN)
+            poller.register(monitor, zmq.POLLIN)
         return sock
+
+    def _check_connection_io(self, address: str) -> None:
+        """On the I/O thread: fails the requests to ``address`` that went out on a connection that broke since the
+        last check (their replies can never come); the parts of a stream left behind it are dropped."""
+        if not count_breaks(self._monitors[address]):
+            return
+        unsent = self._unsent
+        queued = self._backlog.get(address)
+        if queued:
+            queued[:] = [entry for entry in queued if entry[0] in unsent]
+        with self._lock:
+            lost = [(rid, p) for rid, p in self._pending.items() if p.address == address and rid not in unsent]
+            for rid, _ in lost:
+                del self._pending[rid]
+        for _, p in lost:
+            p.future.set_exception(
+                errors.UnavailableError(
+                    None,
+                    None,
+                    f"The connection to the task at {address} broke while it owed a reply; the task went down or "
+                    "restarted, and the request was lost with it",
+                )
+            )
 
     def _new_dealer(self, address: str) -> zmq.Socket:
         """A DEALER set up to reach ``address`` (its caller connects it)."""
@@ -312,7 +390,7 @@ class Client:
         poller = zmq.Poller()
         poller.register(self._commands, zmq.POLLIN)
         by_socket: dict[zmq.Socket, str] = {}
-        backlog: dict[str, list[list[Any]]] = {}
+        backlog, unsent = self._backlog, self._unsent
         next_check = time.monotonic() + self.heartbeat_interval
         while not self._closing.is_set():
             timeout_ms = max(0, int((next_check - time.monotonic()) * 1000))
@@ -326,23 +404,31 @@ class Client:
                     sock = self._socket(address, poller)
                     by_socket[sock] = address
                     self._last_heard.setdefault(address, time.monotonic())
-                    backlog.setdefault(address, []).extend(stream_messages(frames[2:], next(self._stream_ids)))
+                    req_id = int.from_bytes(frames[2].buffer, "little")
+                    unsent.add(req_id)
+                    messages = stream_messages(frames[3:], next(self._stream_ids))
+                    backlog.setdefault(address, []).extend((req_id, message) for message in messages)
             for address, queued in list(backlog.items()):
-                # Messages to a peer not connected yet wait here; the heartbeat fails them if it never comes.
+                # Messages to a peer not connected yet wait here; the heartbeat fails them if it never comes. A break
+                # reported before they go out is an earlier connection's: settled first, it does not fail them.
+                self._check_connection_io(address)
                 sock = self._sockets[address]
-                while queued and _try_send(sock, queued[0]):
-                    queued.pop(0)
+                while queued and _try_send(sock, queued[0][1]):
+                    unsent.discard(queued.pop(0)[0])
                 if not queued:
                     del backlog[address]
             for sock, address in list(by_socket.items()):
                 if sock in ready:
                     for frames in _drain(sock):
                         self._deliver(address, frames)
+                if self._monitors[address] in ready:
+                    self._check_connection_io(address)
             now = time.monotonic()
             if now >= next_check:
                 self._heartbeat(now, poller)
                 next_check = now + self.heartbeat_interval
-        for sock in self._sockets.values():
+        for address, sock in self._sockets.items():
+            unwatch_breaks(sock, self._monitors[address])
             sock.close(0)
         self._commands.close(0)
 

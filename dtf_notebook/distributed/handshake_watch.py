@@ -4,6 +4,8 @@ A DEALER socket connecting to a task whose cluster key differs from ours (or tha
 or none where we have one) never completes its ZeroMQ handshake, so a send waits as if the task were down. A
 monitor on the socket sees why: :func:`watch` attaches one, and :func:`refusal` turns a failed handshake into
 an ``UnauthenticatedError`` that says which side lacks which key, at once instead of after the dead-peer wait.
+The same monitor counts the socket's connections that broke (see :func:`~.zmq_util.watch_breaks`), so that a
+call waiting on a connection that broke fails at once.
 
 Example:
     >>> from dtf_notebook.distributed.cluster_key import ClusterKey
@@ -28,9 +30,11 @@ import errno
 
 from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_key import ClusterKey
+from dtf_notebook.distributed.zmq_util import _DISCONNECTED, _POLLIN, unwatch_breaks
+from dtf_notebook.distributed.zmq_util import _EVENTS as _SOCKET_EVENTS
 from dtf_notebook.lazy_modules import zmq
 
-__all__ = ["HandshakeWatch", "refusal", "unwatch", "watch"]
+__all__ = ["HandshakeWatch", "read_events", "refusal", "unwatch", "watch"]
 
 # zmq.h's ZMQ_EVENT_HANDSHAKE_* values, written out so that importing this module does not import pyzmq (a test
 # checks them against pyzmq's).
@@ -38,23 +42,26 @@ _PROTOCOL = 0x2000  # FAILED_PROTOCOL: one side speaks CurveZMQ, the other not: 
 _AUTH = 0x4000  # FAILED_AUTH: the task's authenticator refused our key
 _NO_DETAIL = 0x0800  # FAILED_NO_DETAIL: a wrong key (EPIPE), or a reset mid-handshake
 _SUCCEEDED = 0x1000
-_EVENTS = _PROTOCOL | _AUTH | _NO_DETAIL | _SUCCEEDED
+_EVENTS = _PROTOCOL | _AUTH | _NO_DETAIL | _SUCCEEDED | _DISCONNECTED
 # A task with another key drops our hello at every attempt (reconnects come every 50-500 ms); a task going down
 # resets a connection once. Only this many failures in a row, with no handshake between, count as a refusal.
 _NO_DETAIL_IN_A_ROW = 3
 
 
 class HandshakeWatch:
-    """The monitor of one socket's handshakes, and how many unclear failures came in a row since the last success.
+    """The monitor of one socket's handshakes, how many unclear failures came in a row since the last success, the
+    refusal they mean (not reported yet), and how many of the socket's connections broke so far.
 
-    Made by :func:`watch`; :func:`refusal` reads it, :func:`unwatch` closes it.
+    Made by :func:`watch`; :func:`read_events` and :func:`refusal` read it, :func:`unwatch` closes it.
     """
 
-    __slots__ = ("monitor", "failures_in_a_row")
+    __slots__ = ("monitor", "failures_in_a_row", "failure", "breaks")
 
     def __init__(self, monitor: zmq.Socket) -> None:
         self.monitor = monitor
         self.failures_in_a_row = 0
+        self.failure: str | None = None
+        self.breaks = 0
 
 
 def watch(sock: zmq.Socket) -> HandshakeWatch:
@@ -64,11 +71,40 @@ def watch(sock: zmq.Socket) -> HandshakeWatch:
 
 def unwatch(sock: zmq.Socket, handshakes: HandshakeWatch) -> None:
     """Detaches and closes a monitor made by :func:`watch`."""
-    try:
-        sock.disable_monitor()
-    except zmq.ZMQError:
-        pass  # the socket is closed already
-    handshakes.monitor.close(0)
+    unwatch_breaks(sock, handshakes.monitor)
+
+
+def read_events(handshakes: HandshakeWatch, key: ClusterKey | None) -> None:
+    """Takes in the events waiting on the monitor (without blocking): handshakes that say the task refused this
+    side's key (``key``: the one it connects with, None for none), and connections that broke.
+
+    Example:
+        >>> sock = zmq.Context.instance().socket(zmq.DEALER)
+        >>> handshakes = watch(sock)
+        >>> read_events(handshakes, None)
+        >>> handshakes.breaks, handshakes.failure
+        (0, None)
+        >>> unwatch(sock, handshakes); sock.close(0)
+    """
+    monitor = handshakes.monitor
+    while monitor.getsockopt(_SOCKET_EVENTS) & _POLLIN:  # cheaper than a poll: a call reads this before it sends
+        from zmq.utils.monitor import parse_monitor_message  # pyzmq is imported by the time a socket exists
+
+        message = parse_monitor_message(monitor.recv_multipart())
+        event, value = int(message["event"]), int(message["value"])
+        if event == _DISCONNECTED:
+            handshakes.breaks += 1
+        elif event == _SUCCEEDED:
+            handshakes.failures_in_a_row = 0
+            handshakes.failure = None
+        elif event in (_PROTOCOL, _AUTH):
+            handshakes.failure = "protocol" if event == _PROTOCOL else "refused"
+        elif event == _NO_DETAIL and key is not None and value == errno.EPIPE:
+            # A task with another key closes on our hello (we see EPIPE); a reset (ECONNRESET) is a task going
+            # down. Without a key, a key mismatch is always a PROTOCOL failure.
+            handshakes.failures_in_a_row += 1
+            if handshakes.failures_in_a_row >= _NO_DETAIL_IN_A_ROW:
+                handshakes.failure = "refused"
 
 
 def refusal(handshakes: HandshakeWatch, address: str, key: ClusterKey | None) -> errors.UnauthenticatedError | None:
@@ -77,23 +113,8 @@ def refusal(handshakes: HandshakeWatch, address: str, key: ClusterKey | None) ->
 
     ``key`` is the one this side connects with (None: no key).
     """
-    failure = None
-    monitor = handshakes.monitor
-    while monitor.poll(0):
-        from zmq.utils.monitor import parse_monitor_message  # pyzmq is imported by the time a socket exists
-
-        message = parse_monitor_message(monitor.recv_multipart())
-        event, value = int(message["event"]), int(message["value"])
-        if event == _SUCCEEDED:
-            handshakes.failures_in_a_row = 0
-        elif event in (_PROTOCOL, _AUTH):
-            failure = "protocol" if event == _PROTOCOL else "refused"
-        elif event == _NO_DETAIL and key is not None and value == errno.EPIPE:
-            # A task with another key closes on our hello (we see EPIPE); a reset (ECONNRESET) is a task going
-            # down. Without a key, a key mismatch is always a PROTOCOL failure.
-            handshakes.failures_in_a_row += 1
-            if handshakes.failures_in_a_row >= _NO_DETAIL_IN_A_ROW:
-                failure = "refused"
+    read_events(handshakes, key)
+    failure, handshakes.failure = handshakes.failure, None
     if failure is None:
         return None
     if key is None:

@@ -11,6 +11,11 @@ while requests are outstanding the peer is pinged, and one silent for ``dead_aft
 incarnation of the peer fails requests sent to the old one with ``AbortedError``, as the process-wide
 :class:`~dtf_notebook.distributed.client.Client` does.
 
+A reply comes back only over the connection its request went out on, so requests sent on a connection that
+breaks fail at once with ``UnavailableError``: a monitor on each peer's socket reports the break. Without it, a
+request sent before this loop ever heard from the peer (its incarnation unknown) and lost when the peer restarted
+on the same port would wait forever, the new incarnation answering every ping.
+
 Example:
     >>> import zmq
     >>> from dtf_notebook.distributed.service_socket import ServiceSocket
@@ -39,7 +44,7 @@ from dtf_notebook.distributed.client import new_dealer
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _drain, _tcp, send_frames
+from dtf_notebook.distributed.zmq_util import _drain, _tcp, count_breaks, send_frames, unwatch_breaks, watch_breaks
 from dtf_notebook.lazy_modules import zmq
 
 _log = logging.getLogger(__name__)
@@ -50,15 +55,17 @@ _PING = wire.encode_message({"id": 0, "method": "Ping"})
 
 
 class _Peer:
-    __slots__ = ("address", "sock", "pending", "backlog", "last_heard", "last_ping", "incarnation")
+    __slots__ = ("address", "sock", "monitor", "pending", "backlog", "unsent", "last_heard", "last_ping", "incarnation")
 
-    def __init__(self, address: str, sock: zmq.Socket) -> None:
+    def __init__(self, address: str, sock: zmq.Socket, monitor: zmq.Socket) -> None:
         self.address = address
         self.sock = sock
+        self.monitor = monitor  # reports the socket's broken connections
         # request id -> (callback, sent at, the peer's incarnation when sent)
         self.pending: dict[int, tuple[ReplyCallback, float, int | None]] = {}
         # messages not taken yet (no connection): (frames, queued at, header of the request they carry)
         self.backlog: list[tuple[list[Any], float, dict[str, Any]]] = []
+        self.unsent: set[int] = set()  # ids of the messages none of whose parts went out yet (all in the backlog)
         self.last_heard = time.monotonic()
         self.last_ping = 0.0
         self.incarnation: int | None = None
@@ -99,6 +106,7 @@ class LoopPeers:
         self._undeliverable = undeliverable
         self._peers: dict[str, _Peer] = {}
         self._by_socket: dict[zmq.Socket, _Peer] = {}
+        self._by_monitor: dict[zmq.Socket, _Peer] = {}
         self._ids = itertools.count(1)
         self._stream_ids = itertools.count(1)
 
@@ -116,10 +124,13 @@ class LoopPeers:
         peer = self._peers.get(address)
         if peer is None:
             sock = new_dealer(self._context, address, self._limits, self._keys)
+            monitor = watch_breaks(sock)
             sock.connect(_tcp(address))
             poller.register(sock, zmq.POLLIN)
-            peer = self._peers[address] = _Peer(address, sock)
+            poller.register(monitor, zmq.POLLIN)
+            peer = self._peers[address] = _Peer(address, sock, monitor)
             self._by_socket[sock] = peer
+            self._by_monitor[monitor] = peer
         return peer
 
     def request(
@@ -133,6 +144,9 @@ class LoopPeers:
     ) -> None:
         """Sends a request to the task at ``address``; ``callback`` gets its reply (or failure) on this loop."""
         peer = self._peer(address, poller)
+        # A break reported before this request goes out is an earlier connection's: settle it first, so that the
+        # request (sent on the next connection) is not failed with the requests that break lost.
+        self._check_connection(peer)
         req_id = next(self._ids)
         peer.pending[req_id] = (callback, time.monotonic(), peer.incarnation)
         self._send(peer, {**header, "id": req_id, "method": method}, tensors)
@@ -147,18 +161,23 @@ class LoopPeers:
     def _send(self, peer: _Peer, header: dict[str, Any], tensors: Sequence[Any]) -> None:
         frames = wire.encode_message(header, tensors, check=False)
         now = time.monotonic()
-        for message in stream_messages(frames, next(self._stream_ids)):
+        for part, message in enumerate(stream_messages(frames, next(self._stream_ids))):
             if peer.backlog or not _try_send(peer.sock, message):
+                if not part:
+                    peer.unsent.add(header["id"])
                 peer.backlog.append((message, now, header))  # a stream's parts stay in order behind it
 
     def pump(self) -> None:
         """Sends what waits for a connection, and reports what waited longer than ``dead_after``."""
         now = time.monotonic()
-        for peer in self._peers.values():
+        for peer in list(self._peers.values()):
+            if peer.backlog:
+                self._check_connection(peer)
             while peer.backlog and _try_send(peer.sock, peer.backlog[0][0]):
-                peer.backlog.pop(0)
+                peer.unsent.discard(peer.backlog.pop(0)[2]["id"])
             if peer.backlog and now - peer.backlog[0][1] > self.dead_after:
                 lost, peer.backlog = peer.backlog, []
+                peer.unsent.clear()
                 error = errors.UnavailableError(
                     None, None, f"Could not reach the task at {peer.address} for {now - lost[0][1]:.1f} s"
                 )
@@ -174,11 +193,34 @@ class LoopPeers:
                         self._undeliverable(str(header.get("method")), header, error)
 
     def receive(self, ready: dict[Any, int]) -> None:
-        """Handles the replies waiting on the sockets the loop's poll found ready."""
+        """Handles the replies waiting on the sockets the loop's poll found ready, and the connections that broke."""
         for sock, peer in list(self._by_socket.items()):
             if sock in ready:
                 for frames in _drain(sock):
                     self._deliver(peer, frames)
+        for monitor, peer in list(self._by_monitor.items()):
+            if monitor in ready:
+                self._check_connection(peer)
+
+    def _check_connection(self, peer: _Peer) -> None:
+        """Fails the requests that went out on a connection to ``peer`` that broke since the last check: their
+        replies can never come (a task answers on the connection a request came in on)."""
+        if not count_breaks(peer.monitor):
+            return
+        # Messages some of whose parts went out lost them: the rest of such a stream would reach the next
+        # connection as parts of nothing. Those nothing of which went out wait for that connection.
+        peer.backlog = [entry for entry in peer.backlog if entry[2]["id"] in peer.unsent]
+        lost = [rid for rid in peer.pending if rid not in peer.unsent]
+        if not lost:
+            return
+        error = errors.UnavailableError(
+            None,
+            None,
+            f"The connection to the task at {peer.address} broke while it owed replies; the task went down or "
+            "restarted, and the requests were lost with it",
+        )
+        for rid in lost:
+            _call(peer.pending.pop(rid)[0], None, [], error)
 
     def _deliver(self, peer: _Peer, frames: list[Any]) -> None:
         peer.last_heard = time.monotonic()
@@ -230,9 +272,11 @@ class LoopPeers:
         cancelled = errors.CancelledError(None, None, "The task stopped serving")
         for peer in self._peers.values():
             self._fail(peer, lambda sent_to: True, cancelled)
+            unwatch_breaks(peer.sock, peer.monitor)
             peer.sock.close(0)
         self._peers.clear()
         self._by_socket.clear()
+        self._by_monitor.clear()
 
 
 def _restarted(peer: _Peer) -> errors.OpError:

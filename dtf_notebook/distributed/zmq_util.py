@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import struct
 import threading
 from typing import Any
 
@@ -44,6 +46,8 @@ def is_ipv6(address: str) -> bool:
 
 # zmq.h's ZMQ_EVENTS and ZMQ_POLLIN as plain ints: pyzmq's enum wrappers cost microseconds (a test checks them).
 _EVENTS, _POLLIN = 15, 1
+# zmq.h's ZMQ_EVENT_DISCONNECTED, for the same reason.
+_DISCONNECTED = 0x0200
 # ZMQ_DONTWAIT and ZMQ_SNDMORE, for the same reason (pyzmq's send_multipart and recv_multipart build enums per frame).
 _NOBLOCK, _SNDMORE = 1, 2
 # Messages smaller than this are copied into ZeroMQ: for a few bytes a copy is cheaper than a zero-copy frame.
@@ -64,6 +68,45 @@ def _drain(sock: zmq.Socket):
             frame = recv(copy=False)
             frames.append(frame)
         yield frames
+
+
+def watch_breaks(sock: zmq.Socket) -> zmq.Socket:
+    """A monitor socket that reports each connection of ``sock`` that breaks (call it before ``connect``, so that
+    none goes unseen); read it with :func:`count_breaks`, close it with :func:`unwatch_breaks`.
+
+    A task answers a request on the connection it came in on, so a request sent on a connection that broke can
+    never be answered, whoever takes the port next.
+
+    Example:
+        >>> server = zmq.Context.instance().socket(zmq.ROUTER)
+        >>> port = server.bind_to_random_port("tcp://127.0.0.1")
+        >>> sock = zmq.Context.instance().socket(zmq.DEALER)
+        >>> monitor = watch_breaks(sock)
+        >>> _ = sock.connect(f"tcp://127.0.0.1:{port}")
+        >>> sock.send(b"hello"); _ = server.recv_multipart()
+        >>> server.close(0)  # the task goes away
+        >>> monitor.poll(5000) != 0 and count_breaks(monitor)
+        1
+        >>> unwatch_breaks(sock, monitor); sock.close(0)
+    """
+    return sock.get_monitor_socket(events=_DISCONNECTED)
+
+
+def count_breaks(monitor: zmq.Socket) -> int:
+    """How many connections the monitor made by :func:`watch_breaks` reported broken since the last call (reads
+    what waits on it, without blocking)."""
+    breaks = 0
+    while monitor.getsockopt(_EVENTS) & _POLLIN:
+        event = monitor.recv_multipart()
+        breaks += struct.unpack_from("=H", event[0])[0] == _DISCONNECTED
+    return breaks
+
+
+def unwatch_breaks(sock: zmq.Socket, monitor: zmq.Socket) -> None:
+    """Detaches and closes a monitor made by :func:`watch_breaks`."""
+    with contextlib.suppress(zmq.ZMQError):
+        sock.disable_monitor()  # the socket may be closed already
+    monitor.close(0)
 
 
 def _push_from_thread(local: threading.local, context: zmq.Context, endpoint: str, frames: list[Any]) -> None:

@@ -187,6 +187,42 @@ def test_task_killed_mid_step_gives_unavailable_and_its_restart_aborted():
             assert sess.run(inc) == 2.0
 
 
+def test_step_on_the_event_loop_fails_when_its_ps_restarts_on_the_same_port():
+    # The second run of a signature is served on the worker's event loop, whose first request to the ps is this
+    # step's: the loop has never heard the ps's incarnation. The ps dies holding it (waiting on an empty queue) and
+    # is back on its port at once, answering pings: the step fails within seconds instead of waiting forever.
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as c:
+        with tf.device("/job:ps/task:0"):
+            queue = tf.FIFOQueue(10, tf.float32, shapes=[], shared_name="restarting")
+        push = queue.enqueue(1.0)
+        with tf.device("/job:worker/task:0"):
+            taken = queue.dequeue() + 1.0
+        with tf.Session(c.target("worker", 0)) as sess:
+            sess.run(push)
+            assert sess.run(taken) == 2.0  # compiles the plan (on a thread)
+            outcome: list[BaseException] = []
+
+            def blocked_step():
+                try:
+                    sess.run(taken)
+                except BaseException as e:  # noqa: BLE001 - checked below
+                    outcome.append(e)
+
+            runner = threading.Thread(target=blocked_step, daemon=True)
+            runner.start()
+            time.sleep(1.0)  # the step waits on the ps's dequeue
+            assert runner.is_alive()
+            c.kill("ps", 0)
+            c.restart("ps", 0)  # the same address, empty containers
+            runner.join(30)
+            assert not runner.is_alive() and len(outcome) == 1
+            assert type(outcome[0]) is tf.errors.UnavailableError, outcome[0]
+            assert c.spec["ps"][0] in outcome[0].message
+        with tf.Session(c.target("worker", 0)) as sess:  # a new session on the restarted ps works
+            sess.run(push)
+            assert sess.run(taken) == 2.0
+
+
 def test_server_stop_releases_port_for_restart():
     from tests.distributed.cluster_util import free_port
 

@@ -101,8 +101,12 @@ def test_two_workers_average_their_gradients_each_step(cluster):
         runs, step, w = results[task]
         assert step == last_step  # stale gradients never make an extra step
         np.testing.assert_allclose(w, W0 - step * LEARNING_RATE * SLOPE, rtol=1e-5)
-        # Each step took one gradient from each worker (the first round's are stale: computed at step 0).
-        assert last_step <= runs <= last_step + 2
+        assert runs >= 1
+    # Each step averaged 2 fresh gradients, each from a run of its own; every run took a token, and there are 2 at
+    # the start and 2 more per step. Which worker gave a step's gradients is not fixed: as in TF, a worker slowed
+    # down (by a loaded machine) may leave both of a step's to the other (see test_sync_replicas.py's oracle test).
+    total_runs = results[0][0] + results[1][0]
+    assert 2 * last_step <= total_runs <= 2 * last_step + 2
 
 
 def test_backup_worker_leaving_early_does_not_stop_training(cluster):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -156,3 +157,35 @@ def test_chief_queue_runner_ends_when_the_session_closes():
     for t in runner_threads:
         t.join(5)
     assert not any(t.is_alive() for t in runner_threads)
+
+
+def _one_replica_takes_both_initial_tokens(framework) -> tuple[int, list[float]]:
+    """One replica of two runs its train op twice while the other never does (as a worker descheduled under load):
+    its two gradients fill the step's aggregate of two. Returns (global step, w) once that step is applied."""
+    with framework.Graph().as_default():
+        global_step = framework.train.get_or_create_global_step()
+        w = framework.Variable([1.0, 2.0], name="w")
+        opt = framework.train.SyncReplicasOptimizer(
+            framework.train.GradientDescentOptimizer(0.1), replicas_to_aggregate=2, total_num_replicas=2
+        )
+        train_op = opt.minimize(2.0 * framework.reduce_sum(w), global_step=global_step)
+        hook = opt.make_session_run_hook(is_chief=True)
+        config = framework.ConfigProto(operation_timeout_in_ms=20000)
+        with framework.train.MonitoredTrainingSession(is_chief=True, hooks=[hook], config=config) as sess:
+            sess.run(train_op)
+            sess.run(train_op)  # the second initial token: returns whether or not the step was applied yet
+            deadline = time.monotonic() + 20
+            while sess.run(global_step) < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)  # the chief's queue runner applies the step on its own thread
+            return int(sess.run(global_step)), [float(v) for v in sess.run(w)]
+
+
+@pytest.mark.tf_oracle
+def test_one_replica_can_supply_every_gradient_of_a_step_as_in_tensorflow():
+    # A worker is not guaranteed a gradient in each step: the aggregate counts gradients, not workers.
+    import tensorflow.compat.v1 as real_tf
+
+    real_tf.disable_eager_execution()
+    expected = _one_replica_takes_both_initial_tokens(real_tf)
+    assert expected == (1, pytest.approx([0.8, 1.8]))
+    assert _one_replica_takes_both_initial_tokens(tf) == expected

@@ -45,6 +45,7 @@ __all__ = [
     "register_proto_function",
     "remove_default_attrs",
     "saver_scope",
+    "strip_name_scope",
 ]
 
 _log = logging.getLogger(__name__)
@@ -91,8 +92,14 @@ def get_collection_proto_type(collection_name: str) -> Any:
     return _PROTO_FUNCTIONS.get(collection_name, (None, None, None))[0]
 
 
-def _strip_scope(name: str, scope: str) -> str:
-    """``name`` without the leading ``scope/`` (also after a control input's ``^``), as TF's ``strip_name_scope``."""
+def strip_name_scope(name: str, scope: str | None) -> str:
+    """``name`` without the leading ``scope/`` (also after a control input's ``^``), as TF's ``strip_name_scope``.
+
+    Example:
+        >>> strip_name_scope("^outer/inner/op", "outer/"), strip_name_scope("other/op", "outer")
+        ('^inner/op', 'other/op')
+    """
+    scope = (scope or "").rstrip("/")
     caret = name.startswith("^")
     bare = name[1:] if caret else name
     if scope and bare.startswith(scope + "/"):
@@ -119,11 +126,11 @@ def _scoped_graph_def(graph_def: Any, scope: str) -> list[str]:
             caret = inp.startswith("^")
             bare = inp[1:] if caret else inp
             if bare.split(":")[0] in names:
-                inputs.append(_strip_scope(inp, scope))
+                inputs.append(strip_name_scope(inp, scope))
             else:
                 unbound.add(_UNBOUND_PREFIX + bare)
                 inputs.append(("^" if caret else "") + _UNBOUND_PREFIX + bare)
-        node.name = _strip_scope(node.name, scope)
+        node.name = strip_name_scope(node.name, scope)
         del node.input[:]
         node.input.extend(inputs)
     del graph_def.node[:]
@@ -221,7 +228,7 @@ def _add_collection_def(meta_graph_def: Any, key: str, graph: Graph, export_scop
             elif not isinstance(item, Tensor | Operation):
                 raise TypeError(f"a {type(item).__name__} is neither a tensor nor an operation")
             elif not export_scope or item.name.startswith(export_scope):
-                collection.node_list.value.append(_strip_scope(item.name, export_scope))
+                collection.node_list.value.append(strip_name_scope(item.name, export_scope))
         if collection.WhichOneof("kind") is None:
             # Every item lay outside the export scope: an empty list of the right kind, as TF writes it.
             getattr(collection, kind).SetInParent()
@@ -308,9 +315,9 @@ def create_meta_graph_def(
         names = (saver_def.filename_tensor_name, saver_def.save_tensor_name, saver_def.restore_op_name)
         if not scope or all(n.startswith(scope + "/") for n in names):
             meta.saver_def.CopyFrom(saver_def)
-            meta.saver_def.filename_tensor_name = _strip_scope(names[0], scope)
-            meta.saver_def.save_tensor_name = _strip_scope(names[1], scope)
-            meta.saver_def.restore_op_name = _strip_scope(names[2], scope)
+            meta.saver_def.filename_tensor_name = strip_name_scope(names[0], scope)
+            meta.saver_def.save_tensor_name = strip_name_scope(names[1], scope)
+            meta.saver_def.restore_op_name = strip_name_scope(names[2], scope)
     if strip_default_attrs:
         remove_default_attrs(meta.graph_def)
         meta.meta_info_def.stripped_default_attrs = True

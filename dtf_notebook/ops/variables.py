@@ -31,7 +31,7 @@ from dtf_notebook.framework.graph import (
     get_default_graph,
     name_scope,
 )
-from dtf_notebook.framework.meta_graph import register_proto_function
+from dtf_notebook.framework.meta_graph import register_proto_function, strip_name_scope
 from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import OVERLOADABLE_OPERATORS, Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape
@@ -369,8 +369,7 @@ class Variable(metaclass=VariableMeta):
             return None
 
         def strip(name: str) -> str:
-            scope = (export_scope or "").rstrip("/") + "/"
-            return name[len(scope) :] if export_scope and name.startswith(scope) else name
+            return strip_name_scope(name, export_scope)
 
         proto = VariableDef(
             variable_name=strip(self._variable.name),

@@ -33,7 +33,7 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.framework.graph import GraphKeys, add_to_collection, get_collection, get_default_graph
-from dtf_notebook.framework.meta_graph import register_proto_function
+from dtf_notebook.framework.meta_graph import register_proto_function, strip_name_scope
 from dtf_notebook.protos.graph_pb import QueueRunnerDef
 from dtf_notebook.runtime.session import get_default_session
 
@@ -246,12 +246,11 @@ class QueueRunner:
             >>> list(proto.enqueue_op_name), list(proto.queue_closed_exception_types)
             (['q_enqueue'], [11])
         """
-        scope = (export_scope or "").rstrip("/") + "/"
-        if export_scope and not self._queue_name.startswith(scope):
+        if export_scope and not self._queue_name.startswith(export_scope.rstrip("/") + "/"):
             return None
 
         def strip(name: str) -> str:
-            return name[len(scope) :] if export_scope and name.startswith(scope) else name
+            return strip_name_scope(name, export_scope)
 
         return QueueRunnerDef(
             queue_name=strip(self._queue_name),

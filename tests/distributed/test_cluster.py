@@ -145,6 +145,24 @@ def test_session_to_missing_task_fails_in_bounded_time():
         server.stop()
 
 
+def _start_blocked_step(sess, fetch) -> tuple[threading.Thread, list[BaseException]]:
+    """Runs ``fetch`` on a thread, where it is to block (on a dequeue); returns the thread and the list that gets
+    the error the step ends with."""
+    outcome: list[BaseException] = []
+
+    def blocked_step():
+        try:
+            sess.run(fetch)
+        except BaseException as e:  # noqa: BLE001 - checked by the caller
+            outcome.append(e)
+
+    runner = threading.Thread(target=blocked_step, daemon=True)
+    runner.start()
+    time.sleep(1.0)  # the step is now waiting on the dequeue
+    assert runner.is_alive()
+    return runner, outcome
+
+
 def test_task_killed_mid_step_gives_unavailable_and_its_restart_aborted():
     with LocalCluster(jobs={"ps": 1, "worker": 1}) as c:
         with tf.device("/job:ps/task:0"):
@@ -157,18 +175,7 @@ def test_task_killed_mid_step_gives_unavailable_and_its_restart_aborted():
         with tf.Session(c.target("worker", 0)) as sess:
             sess.run(v.initializer)
             assert sess.run(inc) == 2.0
-            outcome: list[BaseException] = []
-
-            def blocked_step():
-                try:
-                    sess.run(taken)
-                except BaseException as e:  # noqa: BLE001 - checked below
-                    outcome.append(e)
-
-            runner = threading.Thread(target=blocked_step)
-            runner.start()
-            time.sleep(1.0)  # the step is now waiting on the dequeue
-            assert runner.is_alive()
+            runner, outcome = _start_blocked_step(sess, taken)
             c.kill("ps", 0)
             killed = time.monotonic()
             runner.join(30)
@@ -200,18 +207,7 @@ def test_step_on_the_event_loop_fails_when_its_ps_restarts_on_the_same_port():
         with tf.Session(c.target("worker", 0)) as sess:
             sess.run(push)
             assert sess.run(taken) == 2.0  # compiles the plan (on a thread)
-            outcome: list[BaseException] = []
-
-            def blocked_step():
-                try:
-                    sess.run(taken)
-                except BaseException as e:  # noqa: BLE001 - checked below
-                    outcome.append(e)
-
-            runner = threading.Thread(target=blocked_step, daemon=True)
-            runner.start()
-            time.sleep(1.0)  # the step waits on the ps's dequeue
-            assert runner.is_alive()
+            runner, outcome = _start_blocked_step(sess, taken)
             c.kill("ps", 0)
             c.restart("ps", 0)  # the same address, empty containers
             runner.join(30)

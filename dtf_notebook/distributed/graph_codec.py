@@ -1,6 +1,6 @@
 """Graph defs as msgpack-safe plain data plus a tensor list: the graph half of the wire format.
 
-``Graph.as_graph_def()`` gives node dicts whose attrs hold Python values msgpack cannot keep
+``Graph.as_graph_def_dict()`` gives node dicts whose attrs hold Python values msgpack cannot keep
 apart (tuples vs lists) or cannot hold at all (``DType``, numpy arrays). :func:`encode_graph_def`
 replaces each such value by a one-key tagged map, and moves arrays into a tensor list so big
 constants travel as raw frames, not inside the header:
@@ -51,7 +51,7 @@ def encode_graph_def(graph_def: dict[str, Any], tensors: list[Any] | None = None
     """Encodes a graph def into msgpack-safe plain data and the list of arrays it refers to.
 
     Args:
-        graph_def: ``{"node": [node_def, ...], ...}`` as built by ``Graph.as_graph_def()``.
+        graph_def: ``{"node": [node_def, ...], ...}`` as built by ``Graph.as_graph_def_dict()``.
         tensors: An existing list to append the arrays to (indices count from its start), so a
             message can carry a graph's constants next to its other tensors.
 

@@ -153,7 +153,7 @@ def _topological(
     """Nodes reachable from ``roots`` through inputs ``follow(node, ref)`` accepts, producers first.
 
     Depth-first like the executor's ``needed_ops``, so a graph already in topological
-    order (``Graph.as_graph_def``) keeps its order. A loop's back edge (``NextIteration`` into
+    order (``Graph.as_graph_def_dict``) keeps its order. A loop's back edge (``NextIteration`` into
     ``Merge``) is not followed: its source is visited after the roots. ``extra`` names more
     nodes each node comes after.
     """
@@ -220,7 +220,7 @@ def prune(
     the graph or the feeds mention. The returned dicts are the given ones, not copies.
 
     Args:
-        nodes: Node dicts (``Graph.as_graph_def()["node"]``).
+        nodes: Node dicts (``Graph.as_graph_def_dict()["node"]``).
         fetch_names: Tensor names to compute (``"a:0"``; ``"a"`` means ``"a:0"``).
         target_names: Node names to run for their effect.
         feed_names: Tensor names whose values the client gives.

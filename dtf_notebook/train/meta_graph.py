@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,7 @@ from dtf_notebook.framework.graph import Graph, GraphKeys, get_default_graph
 from dtf_notebook.framework.graph_proto import graph_def_proto
 from dtf_notebook.framework.meta_graph import (
     create_meta_graph_def,
+    get_collection_proto_type,
     import_scoped_meta_graph,
     register_proto_function,
     saver_scope,
@@ -52,6 +54,8 @@ from dtf_notebook.train.meta_graph_saver import (
 )
 
 __all__ = ["export_meta_graph", "import_meta_graph", "read_meta_graph_file"]
+
+_log = logging.getLogger(__name__)
 
 
 def _meta_graph_from_json(meta: dict[str, Any]) -> Any:
@@ -71,13 +75,17 @@ def _meta_graph_from_json(meta: dict[str, Any]) -> Any:
         for item in items:
             if isinstance(item, str) and key == "unbound_inputs":
                 collection.bytes_list.value.append(item.encode("utf-8"))
+            elif isinstance(item, str) and get_collection_proto_type(key) is not None:
+                # Those files named a queue runner by its queue only: there is nothing to rebuild it from.
+                _log.warning("Left out of collection %s: %s is only a name in the JSON meta graph", key, item)
             elif isinstance(item, str):
                 collection.node_list.value.append(item)
             elif "variable_name" in item:
                 collection.bytes_list.value.append(VariableDef(**item).SerializeToString())
             elif "queue_name" in item:
                 runner = {k: v for k, v in item.items() if k != "queue_closed_exception_types"}
-                closed = [getattr(errors, n).error_code for n in item.get("queue_closed_exception_types", [])]
+                names = item.get("queue_closed_exception_types", [])
+                closed = [errors.error_code_from_exception_type(getattr(errors, n)) for n in names]
                 runner_def = QueueRunnerDef(**runner, queue_closed_exception_types=closed)
                 collection.bytes_list.value.append(runner_def.SerializeToString())
             elif "restore_op_name" in item:

@@ -5,8 +5,8 @@ writes them; and the JSON ``.meta`` of earlier versions of this package still im
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -162,68 +162,28 @@ def test_collections_are_written_as_tf_writes_them(tf1):
     assert {"ApplyGradientDescent", "MatMul", "QueueEnqueueV2", "SaveV2", "RestoreV2"} <= ops[0] & ops[1]
 
 
-def test_the_json_meta_of_earlier_versions_still_imports(tmp_path):
-    tensor = {"dtype": "float32", "shape": [2], "data": "AACAPwAAAEA="}  # [1.0, 2.0], little-endian
-    legacy = {
-        "meta_info_def": {"stripped_op_list": ["Assign", "Const", "Identity", "Mul", "VariableV2"], "format": "json"},
-        "graph_def": {
-            "node": [
-                {
-                    "name": "v/initial_value",
-                    "op": "Const",
-                    "input": [],
-                    "device": "",
-                    "attr": {"dtype": {"dtype": "float32"}, "value": {"tensor": tensor}},
-                },
-                {
-                    "name": "v",
-                    "op": "VariableV2",
-                    "input": [],
-                    "device": "",
-                    "attr": {
-                        "dtype": {"dtype": "float32"},
-                        "shape": {"tuple": [2]},
-                        "container": "",
-                        "shared_name": "",
-                    },
-                },
-                {
-                    "name": "v/Assign",
-                    "op": "Assign",
-                    "input": ["v", "v/initial_value"],
-                    "device": "",
-                    "attr": {"validate_shape": True, "use_locking": True, "_class": ["loc:@v"]},
-                },
-                {"name": "v/read", "op": "Identity", "input": ["v"], "device": "", "attr": {"_class": ["loc:@v"]}},
-                {
-                    "name": "mul/y",
-                    "op": "Const",
-                    "input": [],
-                    "device": "",
-                    "attr": {
-                        "dtype": {"dtype": "float32"},
-                        "value": {"tensor": {"dtype": "float32", "shape": [], "data": "AAAAQA=="}},
-                    },
-                },
-                {"name": "mul", "op": "Mul", "input": ["v/read", "mul/y"], "device": "", "attr": {}},
-            ],
-            "versions": {"producer": 1},
-        },
-        "saver_def": {},
-        "collection_def": {
-            "variables": [
-                {"variable_name": "v:0", "initializer_name": "v/Assign", "snapshot_name": "v/read:0", "trainable": True}
-            ],
-            "double": ["mul:0"],
-        },
-    }
-    (tmp_path / "old.meta").write_text(json.dumps(legacy))
-    with tf.Graph().as_default():
-        saver = tf.train.import_meta_graph(str(tmp_path / "old.meta"))
-        assert isinstance(saver, tf.train.Saver) and [v.name for v in tf.global_variables()] == ["v:0"]
+def test_a_checkpoint_directory_with_the_json_meta_of_earlier_versions_still_works(tmp_path):
+    """legacy_json_checkpoint/ was written by this package at b195843 (JSON .meta): a linear model trained one step
+    with GradientDescent, a step counter, a queue runner and a Saver (its own SaveShard ops), saved as model-1. Those
+    files named a queue runner by its queue only, so it is not rebuilt."""
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "legacy_json_checkpoint"), tmp_path / "old")
+    prefix = str(tmp_path / "old" / "model-1")
+    with tf.Graph().as_default() as graph:
+        saver = tf.train.import_meta_graph(prefix + ".meta")
+        assert graph.get_operation_by_name(saver.saver_def.restore_op_name).type == "NoOp"
+        assert tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS) == []
+        assert graph.get_operation_by_name("queue_enqueue").type == "QueueEnqueueV2"
         with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            assert sess.run(tf.get_collection("double")[0]).tolist() == [2.0, 4.0]
+            saver.restore(sess, prefix)
+            np.testing.assert_allclose(sess.run("w:0"), [[0.4], [1.4]], rtol=1e-6)
+            sess.run(tf.get_collection("train_op"), {"x:0": [[1.0, 1.0]]})
+            assert sess.run("step:0") == 2
+            again = saver.save(sess, str(tmp_path / "old" / "model"), global_step=2)
+    with tf.Graph().as_default():
+        saver = tf.train.import_meta_graph(again + ".meta")  # written now: TF's format
+        with tf.Session() as sess:
+            saver.restore(sess, again)
+            assert sess.run("step:0") == 2
 
 
 def test_a_tf_meta_with_a_while_loop_imports_without_its_contexts(tf1, tmp_path):

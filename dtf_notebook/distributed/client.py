@@ -2,11 +2,11 @@
 
 ``Client.call`` blocks until the reply, the deadline, or the peer is judged dead: while requests to a peer
 are outstanding the client pings it, and a peer silent for ``dead_after`` seconds fails them with
-``UnavailableError``. A reply from a new incarnation of a task fails requests sent to the old one with
-``AbortedError`` (the task restarted and lost their state). A task answers on the connection a request came in on,
-so a request sent on a connection that breaks fails at once with ``UnavailableError``: that also covers a request
-sent before any reply told the task's incarnation, which a restarted task answering the pings would otherwise
-leave waiting forever.
+``UnavailableError``. A task answers on the connection a request came in on, so a request sent on a connection
+that breaks (the task died or restarted) fails at once with ``UnavailableError``. Replies' incarnations are not
+needed for this: a task restarted on its port answers every ping, and a request sent before any reply told the old
+incarnation would otherwise wait forever; nor does a reply from the new incarnation fail the requests that reached
+it. (A session's master tells a restarted task by its incarnation, see ``incarnation``.)
 
 Example:
     >>> import dtf_notebook as tf
@@ -69,13 +69,13 @@ class _SocketSet(dict):
 
 
 class _Pending:
-    __slots__ = ("future", "address", "sent_at", "incarnation")
+    __slots__ = ("future", "address", "sent_at", "sent")
 
-    def __init__(self, future: Future, address: str, incarnation: int | None) -> None:
+    def __init__(self, future: Future, address: str) -> None:
         self.future = future
         self.address = address
         self.sent_at = time.monotonic()
-        self.incarnation = incarnation
+        self.sent = False  # whether a part of it went out (the I/O thread's; a break of its connection loses it)
 
 
 class Client:
@@ -116,12 +116,11 @@ class Client:
         self._incarnations: dict[str, int] = {}
         self._last_heard: dict[str, float] = {}
         self._last_ping: dict[str, float] = {}
-        # The I/O thread's: a socket per peer, the monitor of its broken connections, the messages waiting for a
-        # connection as (request id, frames), and the ids of the requests none of whose parts went out yet.
+        # The I/O thread's: a socket per peer, the monitor of its broken connections, and the messages waiting for
+        # a connection as (request id, frames).
         self._sockets: dict[str, zmq.Socket] = {}
         self._monitors: dict[str, zmq.Socket] = {}
         self._backlog: dict[str, list[tuple[int, list[Any]]]] = {}
-        self._unsent: set[int] = set()
         self._cmd_endpoint = f"inproc://dtf-client-{id(self)}"
         self._commands = self._context.socket(zmq.PULL)
         self._commands.bind(self._cmd_endpoint)
@@ -146,11 +145,10 @@ class Client:
 
         Raises:
             DeadlineExceededError: no reply within ``timeout`` seconds.
-            UnavailableError: the peer stopped answering pings.
-            AbortedError: the peer restarted while the request was outstanding.
+            UnavailableError: the peer stopped answering pings, or the connection the request went out on broke (the
+                peer died or restarted).
             OpError: the peer answered with an error.
         """
-        sent_to = self._incarnations.get(address)
         sock, handshakes, req_id, start, deadline, breaks = self._send_from_thread(
             address, method, header, tensors, timeout, settle=True
         )
@@ -161,7 +159,7 @@ class Client:
             if wait <= 0:
                 raise errors.DeadlineExceededError(None, None, f"{method} to {address} timed out after {timeout:.3g} s")
             if sock.poll(int(wait * 1000) + 1, zmq.POLLIN):
-                reply, reply_tensors = self._read_reply(sock, address, sent_to)
+                reply, reply_tensors = self._read_reply(sock, address)
                 last_heard = time.monotonic()
                 if reply is None or reply.get("id") != req_id:
                     # A pong, or the late reply of an earlier call that gave up.
@@ -282,9 +280,7 @@ class Client:
                 )
             sock.poll(50, zmq.POLLOUT)
 
-    def _read_reply(
-        self, sock: zmq.Socket, address: str, sent_to: int | None
-    ) -> tuple[dict[str, Any] | None, list[Any]]:
+    def _read_reply(self, sock: zmq.Socket, address: str) -> tuple[dict[str, Any] | None, list[Any]]:
         frames = sock.recv_multipart(copy=False)
         try:
             message = self._pushers.assembler.feed(address, [f.buffer for f in frames])
@@ -298,10 +294,6 @@ class Client:
         incarnation = header.get("incarnation")
         if isinstance(incarnation, int):
             self._incarnations[address] = incarnation
-            if sent_to is not None and sent_to != incarnation and header.get("id") == 0:
-                # A pong from a new incarnation: the task restarted and lost the request we are waiting on.
-                self._drop_thread_socket(address)
-                raise errors.AbortedError(None, None, f"The task at {address} restarted; the request was lost with it")
         return header, tensors
 
     def _thread_socket(self, address: str) -> tuple[zmq.Socket, HandshakeWatch]:
@@ -336,7 +328,7 @@ class Client:
         future: Future = Future()
         frames = wire.encode_message({**(header or {}), "id": req_id, "method": method}, tensors, check=False)
         with self._lock:
-            self._pending[req_id] = _Pending(future, address, self._incarnations.get(address))
+            self._pending[req_id] = _Pending(future, address)
         self._command([b"send", address.encode(), req_id.to_bytes(8, "little"), *frames])
         return future
 
@@ -364,14 +356,13 @@ class Client:
         last check (their replies can never come); the parts of a stream left behind it are dropped."""
         if not count_breaks(self._monitors[address]):
             return
-        unsent = self._unsent
-        queued = self._backlog.get(address)
-        if queued:
-            queued[:] = [entry for entry in queued if entry[0] in unsent]
         with self._lock:
-            lost = [(rid, p) for rid, p in self._pending.items() if p.address == address and rid not in unsent]
+            lost = [(rid, p) for rid, p in self._pending.items() if p.address == address and p.sent]
             for rid, _ in lost:
                 del self._pending[rid]
+            queued = self._backlog.get(address)
+            if queued:  # what is left of the requests lost (or given up): on the next connection, parts of nothing
+                queued[:] = [entry for entry in queued if not getattr(self._pending.get(entry[0]), "sent", True)]
         for _, p in lost:
             p.future.set_exception(
                 errors.UnavailableError(
@@ -390,7 +381,7 @@ class Client:
         poller = zmq.Poller()
         poller.register(self._commands, zmq.POLLIN)
         by_socket: dict[zmq.Socket, str] = {}
-        backlog, unsent = self._backlog, self._unsent
+        backlog, pending = self._backlog, self._pending
         next_check = time.monotonic() + self.heartbeat_interval
         while not self._closing.is_set():
             timeout_ms = max(0, int((next_check - time.monotonic()) * 1000))
@@ -405,7 +396,6 @@ class Client:
                     by_socket[sock] = address
                     self._last_heard.setdefault(address, time.monotonic())
                     req_id = int.from_bytes(frames[2].buffer, "little")
-                    unsent.add(req_id)
                     messages = stream_messages(frames[3:], next(self._stream_ids))
                     backlog.setdefault(address, []).extend((req_id, message) for message in messages)
             for address, queued in list(backlog.items()):
@@ -414,7 +404,9 @@ class Client:
                 self._check_connection_io(address)
                 sock = self._sockets[address]
                 while queued and _try_send(sock, queued[0][1]):
-                    unsent.discard(queued.pop(0)[0])
+                    sent = pending.get(queued.pop(0)[0])  # None: failed or given up meanwhile
+                    if sent is not None:
+                        sent.sent = True
                 if not queued:
                     del backlog[address]
             for sock, address in list(by_socket.items()):
@@ -445,9 +437,6 @@ class Client:
         header, tensors = message
         incarnation = header.get("incarnation")
         if isinstance(incarnation, int):
-            known = self._incarnations.get(address)
-            if known is not None and known != incarnation:
-                self._abort_old_incarnation(address, incarnation)
             self._incarnations[address] = incarnation
         with self._lock:
             pending = self._pending.pop(header.get("id"), None)
@@ -457,20 +446,6 @@ class Client:
             pending.future.set_exception(wire.decode_error(header["error"]))
         else:
             pending.future.set_result((header, tensors))
-
-    def _abort_old_incarnation(self, address: str, incarnation: int) -> None:
-        with self._lock:
-            stale = [
-                (rid, p)
-                for rid, p in self._pending.items()
-                if p.address == address and p.incarnation is not None and p.incarnation != incarnation
-            ]
-            for rid, _ in stale:
-                del self._pending[rid]
-        for _, p in stale:
-            p.future.set_exception(
-                errors.AbortedError(None, None, f"The task at {address} restarted; the request was lost with it")
-            )
 
     def _heartbeat(self, now: float, poller: zmq.Poller) -> None:
         with self._lock:

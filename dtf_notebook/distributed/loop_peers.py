@@ -7,14 +7,14 @@ poller, so a reply is handled where it arrives and no other thread is woken for 
 
 Nothing here blocks: a message to a peer not connected yet waits in a backlog the loop retries (``pump``);
 while requests are outstanding the peer is pinged, and one silent for ``dead_after`` seconds fails them with
-``UnavailableError`` (a backlogged one-way message is reported to ``undeliverable``). A reply from a new
-incarnation of the peer fails requests sent to the old one with ``AbortedError``, as the process-wide
-:class:`~dtf_notebook.distributed.client.Client` does.
+``UnavailableError`` (a backlogged one-way message is reported to ``undeliverable``).
 
 A reply comes back only over the connection its request went out on, so requests sent on a connection that
-breaks fail at once with ``UnavailableError``: a monitor on each peer's socket reports the break. Without it, a
-request sent before this loop ever heard from the peer (its incarnation unknown) and lost when the peer restarted
-on the same port would wait forever, the new incarnation answering every ping.
+breaks (the peer died or restarted) fail at once with ``UnavailableError``, as in the process-wide
+:class:`~dtf_notebook.distributed.client.Client`: a monitor on each peer's socket reports the break. No reply's
+incarnation is needed for this: a peer restarted on its port answers every ping, and a request sent before this
+loop heard the old incarnation would otherwise wait forever; nor does a reply from the new incarnation fail the
+requests that reached it.
 
 Example:
     >>> import zmq
@@ -55,20 +55,18 @@ _PING = wire.encode_message({"id": 0, "method": "Ping"})
 
 
 class _Peer:
-    __slots__ = ("address", "sock", "monitor", "pending", "backlog", "unsent", "last_heard", "last_ping", "incarnation")
+    __slots__ = ("address", "sock", "monitor", "pending", "backlog", "unsent", "last_heard", "last_ping")
 
     def __init__(self, address: str, sock: zmq.Socket, monitor: zmq.Socket) -> None:
         self.address = address
         self.sock = sock
         self.monitor = monitor  # reports the socket's broken connections
-        # request id -> (callback, sent at, the peer's incarnation when sent)
-        self.pending: dict[int, tuple[ReplyCallback, float, int | None]] = {}
+        self.pending: dict[int, tuple[ReplyCallback, float]] = {}  # request id -> (callback, sent at)
         # messages not taken yet (no connection): (frames, queued at, header of the request they carry)
         self.backlog: list[tuple[list[Any], float, dict[str, Any]]] = []
         self.unsent: set[int] = set()  # ids of the messages none of whose parts went out yet (all in the backlog)
         self.last_heard = time.monotonic()
         self.last_ping = 0.0
-        self.incarnation: int | None = None
 
 
 class LoopPeers:
@@ -148,7 +146,7 @@ class LoopPeers:
         # request (sent on the next connection) is not failed with the requests that break lost.
         self._check_connection(peer)
         req_id = next(self._ids)
-        peer.pending[req_id] = (callback, time.monotonic(), peer.incarnation)
+        peer.pending[req_id] = (callback, time.monotonic())
         self._send(peer, {**header, "id": req_id, "method": method}, tensors)
 
     def send_oneway(
@@ -211,16 +209,9 @@ class LoopPeers:
         # connection as parts of nothing. Those nothing of which went out wait for that connection.
         peer.backlog = [entry for entry in peer.backlog if entry[2]["id"] in peer.unsent]
         lost = [rid for rid in peer.pending if rid not in peer.unsent]
-        if not lost:
-            return
-        error = errors.UnavailableError(
-            None,
-            None,
-            f"The connection to the task at {peer.address} broke while it owed replies; the task went down or "
-            "restarted, and the requests were lost with it",
-        )
-        for rid in lost:
-            _call(peer.pending.pop(rid)[0], None, [], error)
+        if lost:
+            message = f"The connection to the task at {peer.address} broke while it owed replies; the task went "
+            _fail(peer, lost, errors.UnavailableError(None, None, message + "down or restarted, and they were lost"))
 
     def _deliver(self, peer: _Peer, frames: list[Any]) -> None:
         peer.last_heard = time.monotonic()
@@ -233,11 +224,6 @@ class LoopPeers:
         if message is None:
             return  # part of a streamed reply
         header, tensors = message
-        incarnation = header.get("incarnation")
-        if isinstance(incarnation, int):
-            if peer.incarnation is not None and incarnation != peer.incarnation:
-                self._fail(peer, lambda sent_to: sent_to is not None and sent_to != incarnation, _restarted(peer))
-            peer.incarnation = incarnation
         entry = peer.pending.pop(header.get("id"), None) if header.get("id") else None
         if entry is None:
             return  # a pong, or the reply of a request given up
@@ -251,27 +237,22 @@ class LoopPeers:
         for peer in self._peers.values():
             if not peer.pending:
                 continue
-            oldest = min(sent for _, sent, _ in peer.pending.values())
+            oldest = min(sent for _, sent in peer.pending.values())
             silent = now - max(peer.last_heard, oldest)
             if silent > self.dead_after:
                 error = errors.UnavailableError(
                     None, None, f"The task at {peer.address} did not answer for {silent:.1f} s; it is probably down"
                 )
-                self._fail(peer, lambda sent_to: True, error)
+                _fail(peer, list(peer.pending), error)
             elif now - peer.last_ping >= self.heartbeat_interval and now - oldest > 0.2:
                 peer.last_ping = now
                 _try_send(peer.sock, _PING)
-
-    def _fail(self, peer: _Peer, which: Callable[[int | None], bool], error: errors.OpError) -> None:
-        failed = [rid for rid, (_, _, sent_to) in peer.pending.items() if which(sent_to)]
-        for rid in failed:
-            _call(peer.pending.pop(rid)[0], None, [], error)
 
     def close(self) -> None:
         """Fails what is outstanding with CancelledError and closes every socket."""
         cancelled = errors.CancelledError(None, None, "The task stopped serving")
         for peer in self._peers.values():
-            self._fail(peer, lambda sent_to: True, cancelled)
+            _fail(peer, list(peer.pending), cancelled)
             unwatch_breaks(peer.sock, peer.monitor)
             peer.sock.close(0)
         self._peers.clear()
@@ -279,8 +260,9 @@ class LoopPeers:
         self._by_monitor.clear()
 
 
-def _restarted(peer: _Peer) -> errors.OpError:
-    return errors.AbortedError(None, None, f"The task at {peer.address} restarted; the request was lost with it")
+def _fail(peer: _Peer, request_ids: list[int], error: errors.OpError) -> None:
+    for rid in request_ids:
+        _call(peer.pending.pop(rid)[0], None, [], error)
 
 
 def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:

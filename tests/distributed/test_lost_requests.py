@@ -1,7 +1,8 @@
-"""A request whose task dies holding it and comes back on the same port fails within seconds, never waits forever.
+"""A request whose task dies holding it and comes back on the same port fails within seconds, never waits forever,
+and the requests that reach the new task are answered.
 
-The request goes out before its sender ever heard from the task, so no incarnation tells the new task from the old
-one, and the new task answers every ping: only the broken connection (a task answers on the connection a request
+The new task answers every ping, and when the request went out before its sender heard from the task no
+incarnation tells the new task from the old one: the broken connection (a task answers on the connection a request
 came in on) says the request was lost. Checked for each sender: an event loop's ``LoopPeers``, and a ``Client``'s
 blocking ``call`` and ``call_async``.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 import zmq
@@ -20,57 +22,54 @@ from dtf_notebook.distributed.loop_peers import LoopPeers
 from dtf_notebook.distributed.service_socket import ServiceSocket
 
 
-def _loop_peers(address: str, restarted: threading.Event) -> tuple[list, list]:
-    """Sends ``Hold`` then, once the task restarted, ``Echo`` from a LoopPeers; returns what each got."""
-    peers, poller = LoopPeers(heartbeat_interval=0.05, dead_after=60.0), zmq.Poller()
-    held: list = []
-    echoed: list = []
+class _LoopSender:
+    """Requests from a LoopPeers, pumped by the calling thread as a task's event loop would."""
 
-    def pump(until, timeout):
+    def __init__(self) -> None:
+        self.peers, self.poller = LoopPeers(heartbeat_interval=0.05, dead_after=60.0), zmq.Poller()
+
+    def call(self, address: str, method: str, timeout: float) -> Any:
+        got: list = []
+        self.peers.request(address, method, {}, [], lambda h, t, e: got.append(e or h), self.poller)
         deadline = time.monotonic() + timeout
-        while not until() and time.monotonic() < deadline:
-            peers.pump()
-            peers.receive(dict(poller.poll(20)))
-            peers.heartbeat(time.monotonic())
+        while not got and time.monotonic() < deadline:
+            self.peers.pump()
+            self.peers.receive(dict(self.poller.poll(20)))
+            self.peers.heartbeat(time.monotonic())
+        return got[0] if got else TimeoutError(method)
 
-    try:
-        peers.request(address, "Hold", {}, [], lambda h, t, e: held.append(e or h), poller)
-        pump(lambda: bool(held) or restarted.is_set(), 30)
-        pump(lambda: bool(held), 5)
-        peers.request(address, "Echo", {}, [], lambda h, t, e: echoed.append(e or h), poller)
-        pump(lambda: bool(echoed), 10)
-        assert peers.outstanding == 0
-    finally:
-        peers.close()
-    return held, echoed
+    def close(self) -> None:
+        assert self.peers.outstanding == 0
+        self.peers.close()
 
 
-def _client(blocking: bool):
-    def run(address: str, restarted: threading.Event) -> tuple[list, list]:
-        client = Client(heartbeat_interval=0.05, dead_after=60.0)
+class _ClientSender:
+    def __init__(self, blocking: bool) -> None:
+        self.client, self.blocking = Client(heartbeat_interval=0.05, dead_after=60.0), blocking
 
-        def call(method, timeout):
-            try:
-                if blocking:
-                    return client.call(address, method, timeout=timeout)[0]
-                return client.call_async(address, method).result(timeout)[0]
-            except (errors.OpError, TimeoutError) as e:
-                return e
-
+    def call(self, address: str, method: str, timeout: float) -> Any:
         try:
-            held = [call("Hold", 30)]
-            return held, [call("Echo", 10)]
-        finally:
-            client.close()
+            if self.blocking:
+                return self.client.call(address, method, timeout=timeout)[0]
+            return self.client.call_async(address, method).result(timeout)[0]
+        except (errors.OpError, TimeoutError) as e:
+            return e
 
-    return run
+    def close(self) -> None:
+        self.client.close()
 
 
-@pytest.mark.parametrize(
-    "sender", [_loop_peers, _client(blocking=True), _client(blocking=False)], ids=["loop_peers", "call", "call_async"]
-)
-def test_a_request_lost_with_a_task_restarted_on_its_port_fails_at_once(sender):
-    taken, release, restarted = threading.Event(), threading.Event(), threading.Event()
+SENDERS = {
+    "loop_peers": _LoopSender,
+    "call": lambda: _ClientSender(blocking=True),
+    "call_async": lambda: _ClientSender(blocking=False),
+}
+
+
+@pytest.mark.parametrize("heard_before", [False, True], ids=["first_request", "after_a_reply"])
+@pytest.mark.parametrize("sender", list(SENDERS))
+def test_a_request_lost_with_a_task_restarted_on_its_port_fails_at_once(sender, heard_before):
+    taken, release = threading.Event(), threading.Event()
 
     def hold(method, header, tensors):
         if method == "Hold":
@@ -80,23 +79,34 @@ def test_a_request_lost_with_a_task_restarted_on_its_port_fails_at_once(sender):
 
     old = ServiceSocket("127.0.0.1:0", hold, incarnation=1)
     new = None
-    outcome: list = []
-    runner = threading.Thread(target=lambda: outcome.append(sender(old.address, restarted)), daemon=True)
+    replies: list = []
+
+    def requests():
+        client = SENDERS[sender]()
+        try:
+            if heard_before:
+                replies.append(client.call(old.address, "Echo", 10))
+            replies.append(client.call(old.address, "Hold", 30))
+            replies.append(client.call(old.address, "Echo", 10))  # after the restart
+        finally:
+            client.close()
+
+    runner = threading.Thread(target=requests, daemon=True)
     try:
         runner.start()
         assert taken.wait(10)
         old.close()  # with the request unanswered
         release.set()
         new = ServiceSocket(old.address, hold, incarnation=2)
-        restarted.set()
         runner.join(30)
         assert not runner.is_alive()
-        ((held, echoed),) = outcome
-        # Failed by the break, not by the 60 s of silence nor the 30 s deadline.
-        assert isinstance(held[0], errors.UnavailableError) and "broke" in held[0].message, held
-        assert old.address in held[0].message
-        # The next request goes out on the new connection and is answered by the new task.
-        assert echoed[0]["incarnation"] == 2, echoed
+        *before, held, echoed = replies
+        assert [reply["incarnation"] for reply in before] == [1] * heard_before
+        # Failed by the break: not by the 60 s of silence nor the 30 s deadline.
+        assert isinstance(held, errors.UnavailableError) and "broke" in held.message, held
+        assert old.address in held.message
+        # The next request goes out on the new connection, and the new task's reply to it is its answer.
+        assert isinstance(echoed, dict) and echoed["incarnation"] == 2, echoed
     finally:
         release.set()
         old.close()

@@ -34,9 +34,8 @@ import numpy as np
 
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.attr_json import from_json, to_json
-from dtf_notebook.framework.tensor_proto import make_tensor_proto, shape_proto
+from dtf_notebook.framework.tensor_proto import make_ndarray, make_tensor_proto, shape_proto
 from dtf_notebook.framework.tensor_shape import TensorShape
-from dtf_notebook.framework.tensor_tools import make_ndarray
 from dtf_notebook.framework.tf_op_defs import tf_op_def
 from dtf_notebook.protos.graph_pb import AttrValue
 

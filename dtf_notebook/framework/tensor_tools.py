@@ -26,6 +26,7 @@ from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from dtf_notebook.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtf_notebook.framework.tensor import Tensor
+from dtf_notebook.framework.tensor_proto import VALUE_FIELDS, make_ndarray
 from dtf_notebook.framework.tensor_shape import Dimension, TensorShape, as_shape
 
 __all__ = [
@@ -58,19 +59,6 @@ _CONTENT_TYPES = frozenset(
     )
 )
 # The typed list of each type (the 16-bit floats travel as their bit patterns in half_val).
-_VALUE_FIELDS = {
-    dtypes.float16: "half_val",
-    dtypes.bfloat16: "half_val",
-    dtypes.float32: "float_val",
-    dtypes.float64: "double_val",
-    dtypes.int64: "int64_val",
-    dtypes.uint32: "uint32_val",
-    dtypes.uint64: "uint64_val",
-    dtypes.complex64: "scomplex_val",
-    dtypes.complex128: "dcomplex_val",
-    dtypes.bool: "bool_val",
-    dtypes.string: "string_val",
-}
 
 
 def _tensor_proto_class() -> Any:
@@ -195,11 +183,11 @@ def make_tensor_proto(
     if value_dtype in (dtypes.float16, dtypes.bfloat16):
         proto.half_val.extend(flat.view(np.uint16).tolist())
     elif value_dtype.is_complex:
-        getattr(proto, _VALUE_FIELDS[value_dtype]).extend(np.stack([flat.real, flat.imag], 1).reshape(-1).tolist())
+        getattr(proto, VALUE_FIELDS[value_dtype]).extend(np.stack([flat.real, flat.imag], 1).reshape(-1).tolist())
     elif value_dtype.is_quantized:
         proto.int_val.extend(flat[flat.dtype.names[0]].tolist())
     else:
-        getattr(proto, _VALUE_FIELDS.get(value_dtype, "int_val")).extend(flat.tolist())
+        getattr(proto, VALUE_FIELDS.get(value_dtype, "int_val")).extend(flat.tolist())
     return proto
 
 
@@ -243,48 +231,6 @@ def _dense_dims(values: Any) -> list[int]:
     if not values:
         return [0]
     return [len(values), *_dense_dims(values[0])]
-
-
-def make_ndarray(tensor: Any) -> np.ndarray:
-    """The numpy array a ``TensorProto`` holds (TF's or this package's; strings as an ``object`` array of bytes).
-
-    Missing trailing values repeat the last one, as TF's readers do.
-
-    Raises:
-        TypeError: the proto's dtype has no numpy form here (resource, variant).
-
-    Example:
-        >>> make_ndarray(make_tensor_proto([2.0], shape=[3]))
-        array([2., 2., 2.], dtype=float32)
-    """
-    shape = [d.size for d in tensor.tensor_shape.dim]
-    count = int(np.prod(shape, dtype=np.int64))
-    try:
-        dtype = dtypes.as_dtype(tensor.dtype)
-    except TypeError:
-        raise TypeError(f"Unsupported tensor type: {tensor.dtype}") from None
-    if not dtype.is_numpy_compatible:
-        raise TypeError(f"Unsupported tensor type: {tensor.dtype}")
-    if tensor.tensor_content:
-        return np.frombuffer(tensor.tensor_content, dtype=dtype.np_dtype).copy().reshape(shape)
-    if dtype.is_string:
-        strings = list(tensor.string_val)
-        strings.extend(strings[-1:] * (count - len(strings)) if strings else [b""] * count)
-        return np.array(strings, dtype=object).reshape(shape)
-    if dtype in (dtypes.float16, dtypes.bfloat16):
-        values = np.array(list(tensor.half_val), dtype=np.uint16).view(dtype.np_dtype)
-    elif dtype.is_complex:
-        parts = np.array(list(getattr(tensor, _VALUE_FIELDS[dtype])), dtype=dtype.real_dtype.np_dtype)
-        values = (parts[0::2] + 1j * parts[1::2]).astype(dtype.np_dtype)
-    elif dtype.is_quantized:
-        values = np.array([(v,) for v in tensor.int_val], dtype=dtype.np_dtype)
-    else:
-        values = np.array(list(getattr(tensor, _VALUE_FIELDS.get(dtype, "int_val"))), dtype=dtype.np_dtype)
-    if values.size == 0:
-        return np.zeros(shape, dtype.np_dtype)
-    if values.size != count:
-        values = np.pad(values, (0, count - values.size), "edge")
-    return values.reshape(shape)
 
 
 # ---- values known while building ------------------------------------------------------------------------------

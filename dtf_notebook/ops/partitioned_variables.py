@@ -1,9 +1,9 @@
 """Partitioned variables: a variable split along one axis into parts (``get_variable(..., partitioner=...)``).
 
 :class:`PartitionedVariable` holds the parts and converts to their concatenation; ``_PartitionInfo``
-tells an initializer where its part lies, and ``_SaveSliceInfo`` tells savers how a part maps into
-the full variable. The variable store (:mod:`dtf_notebook.ops.variable_store`) creates the parts
-with :func:`call_partitioner` and :func:`iter_slices`.
+tells an initializer where its part lies, and ``_SaveSliceInfo`` (in ``ops.variables``, as TF's
+``Variable.SaveSliceInfo``) tells savers how a part maps into the full variable. The variable store
+(:mod:`dtf_notebook.ops.variable_store`) creates the parts with :func:`call_partitioner` and :func:`iter_slices`.
 
 Example:
     >>> list(iter_slices([5, 2], 2, 0))
@@ -57,24 +57,6 @@ class _PartitionInfo:
                 "the part differs along more than one axis."
             )
         return dims[0] if dims else None
-
-
-class _SaveSliceInfo:
-    """How a part maps into its full variable, for savers (TF's ``Variable.SaveSliceInfo``)."""
-
-    def __init__(
-        self, full_name: str, full_shape: Sequence[int], var_offset: Sequence[int], var_shape: Sequence[int]
-    ) -> None:
-        self.full_name = full_name
-        self.full_shape = list(full_shape)
-        self.var_offset = list(var_offset)
-        self.var_shape = list(var_shape)
-
-    @property
-    def spec(self) -> str:
-        """TF's slice spec string, e.g. ``"4 3 0,2:0,3"``."""
-        full = " ".join(str(d) for d in self.full_shape) + " "
-        return full + ":".join(f"{o},{s}" for o, s in zip(self.var_offset, self.var_shape))
 
 
 class PartitionedVariable:

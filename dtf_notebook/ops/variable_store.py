@@ -32,12 +32,11 @@ from dtf_notebook.ops import array_ops, init_ops
 from dtf_notebook.ops.partitioned_variables import (
     PartitionedVariable,
     _PartitionInfo,
-    _SaveSliceInfo,
     call_partitioner,
     iter_slices,
     slice_dim_and_count,
 )
-from dtf_notebook.ops.variables import Variable
+from dtf_notebook.ops.variables import Variable, _SaveSliceInfo
 
 
 def _accepts(fn: Callable[..., Any], arg: str) -> bool:

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from dtf_notebook.framework import dtypes
@@ -57,6 +58,24 @@ __all__ = [
     "assert_variables_initialized",
     "report_uninitialized_variables",
 ]
+
+
+class _SaveSliceInfo:
+    """How a part maps into its full variable, for savers (TF's ``Variable.SaveSliceInfo``)."""
+
+    def __init__(
+        self, full_name: str, full_shape: Sequence[int], var_offset: Sequence[int], var_shape: Sequence[int]
+    ) -> None:
+        self.full_name = full_name
+        self.full_shape = list(full_shape)
+        self.var_offset = list(var_offset)
+        self.var_shape = list(var_shape)
+
+    @property
+    def spec(self) -> str:
+        """TF's slice spec string, e.g. ``"4 3 0,2:0,3"``."""
+        full = " ".join(str(d) for d in self.full_shape) + " "
+        return full + ":".join(f"{o},{s}" for o, s in zip(self.var_offset, self.var_shape))
 
 
 class Variable(metaclass=VariableMeta):
@@ -182,8 +201,6 @@ class Variable(metaclass=VariableMeta):
     def _init_from_def(self, variable_def: Any, import_scope: str | None) -> None:
         """Wraps ops already in the default graph (an imported meta graph), as a ``VariableDef`` (``to_proto()``)
         or its dict form (the JSON meta graphs of earlier versions) names them."""
-        from dtf_notebook.ops.partitioned_variables import _SaveSliceInfo
-
         graph = get_default_graph()
         fields = variable_def if isinstance(variable_def, dict) else _variable_def_fields(variable_def)
         scope = import_scope.rstrip("/") + "/" if import_scope else ""

@@ -38,8 +38,7 @@ import numpy as np
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.graph import Graph
 from dtf_notebook.framework.meta_graph import SAVE_AND_RESTORE_OPS
-from dtf_notebook.framework.tensor_proto import make_tensor_proto
-from dtf_notebook.framework.tensor_tools import make_ndarray
+from dtf_notebook.framework.tensor_proto import make_ndarray, make_tensor_proto
 from dtf_notebook.protos.graph_pb import NodeDef
 
 __all__ = ["foreign_saver_scopes", "rebuild_saver", "saved_tensors", "strip_scopes", "write_tf_save_ops"]

@@ -44,8 +44,7 @@ from dtf_notebook.ops import (  # noqa: F401 - training_ops: registers the fused
     variable_scope,
 )
 from dtf_notebook.ops.constant_op import constant
-from dtf_notebook.ops.partitioned_variables import _SaveSliceInfo
-from dtf_notebook.ops.variables import Variable, trainable_variables
+from dtf_notebook.ops.variables import Variable, _SaveSliceInfo, trainable_variables
 from dtf_notebook.train.loss_tracking import record_minimized_loss
 
 __all__ = ["Optimizer"]

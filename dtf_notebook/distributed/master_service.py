@@ -682,7 +682,13 @@ class MasterService:
             self._idle(session)
 
     def start_run_step(
-        self, header: dict[str, Any], tensors: list[Any], reply: Any, call: LoopCaller, loop: Any
+        self,
+        header: dict[str, Any],
+        tensors: list[Any],
+        reply: Any,
+        call: LoopCaller,
+        loop: Any,
+        hold_sends: Callable[[int], contextlib.AbstractContextManager[dict[str, Any]]] | None = None,
     ) -> bool:
         """Serves a ``RunStep`` on the event loop ``loop`` (a ServiceSocket), answering through ``reply``; False
         leaves it to a thread (see :meth:`handle`).
@@ -690,7 +696,9 @@ class MasterService:
         A step whose plan is compiled and current runs here: its ``RunGraph`` requests go out through ``call``
         (which answers on the loop), and their replies are gathered as they come, so the master never holds a
         thread while its partitions run. Compiling a plan waits on other tasks, and a traced step gathers more:
-        those run on a thread.
+        those run on a thread. With ``hold_sends`` (a context manager that, for a step id, holds what this task's
+        partitions push to other tasks, by task), this task's own partition starts first, up to its first wait, and
+        what it pushed travels in the other tasks' ``RunGraph`` requests.
         """
         if header.get("trace"):
             return False
@@ -712,7 +720,7 @@ class MasterService:
             self._idle(session)
             return False
         _LoopStep(self, session, plan, names[1], tensors, timeout, bool(header.get("direct_fetch")), reply).start(
-            call, loop
+            call, loop, hold_sends
         )
         return True
 
@@ -828,7 +836,12 @@ class _LoopStep:
         self.finished = False
         self.step_id = 0
 
-    def start(self, call: LoopCaller, loop: Any) -> None:
+    def start(
+        self,
+        call: LoopCaller,
+        loop: Any,
+        hold_sends: Callable[[int], contextlib.AbstractContextManager[dict[str, Any]]] | None = None,
+    ) -> None:
         session, plan = self.session, self.plan
         self.step_id = step_id = random.getrandbits(62)
         with session._refs:
@@ -841,16 +854,36 @@ class _LoopStep:
             return
         timeout = None if self.timeout is None else float(self.timeout)
         own = f"/job:{self.master.job}/replica:0/task:{self.master.task}"
-        # The other tasks first: this task's own partition may run at once, and it waits on theirs.
-        tasks = sorted(plan.handles, key=lambda task: task == own)
-        self.pending = set(tasks)
+        others = [task for task in plan.handles if task != own]
+        self.pending = set(plan.handles)
         if timeout is not None:
             loop.call_later(timeout, self._timed_out)
-        for task in tasks:
-            if self.finished:
-                break
-            header, tensors = session._run_graph_request(plan, task, step_id, self.values, timeout, self.direct_fetch)
-            call(task, "RunGraph", header, tensors, lambda h, t, e, task=task: self._done(task, h, t, e))
+        held: dict[str, Any] = {}
+        if own in plan.handles and hold_sends is not None:
+            # This task's partition first, up to its first wait (it runs on this loop, or is handed to a thread):
+            # the tensors it pushes by then go in their receivers' RunGraph requests, one message instead of two.
+            with hold_sends(step_id) as held:
+                self._run_graph(call, own, timeout, None)
+        for task in others:
+            if self.finished or self.error is not None:
+                self.pending.discard(task)  # the step failed before this task got its partition
+                continue
+            self._run_graph(call, task, timeout, held.get(task))
+        if own in plan.handles and hold_sends is None and not self.finished:
+            # This task's partition last: it may run at once, and it waits on the others'.
+            self._run_graph(call, own, timeout, None)
+        if not self.pending and not self.finished:
+            self._finish()
+
+    def _run_graph(self, call: LoopCaller, task: str, timeout: float | None, sent: Any) -> None:
+        header, tensors = self.session._run_graph_request(
+            self.plan, task, self.step_id, self.values, timeout, self.direct_fetch
+        )
+        if sent:
+            keys, dead_keys, values = sent
+            header = {**header, "sent_keys": keys, "sent_dead_keys": dead_keys}
+            tensors = [*tensors, *values]
+        call(task, "RunGraph", header, tensors, lambda h, t, e: self._done(task, h, t, e))
 
     def _done(self, task: str, header: Any, tensors: list[Any], error: errors.OpError | None) -> None:
         if self.finished:

@@ -19,10 +19,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -178,6 +179,8 @@ class Server:
         self.ledger = PeerLedger(peer_limits)
         self._socket: ServiceSocket | None = None
         self._stopped = threading.Event()
+        # step id -> receiving task -> (keys, dead keys, tensors): pushes held for that task's RunGraph request
+        self._held_sends: dict[int, dict[str, tuple[list[str], list[str], list[Any]]]] = {}
         self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix=f"dtf-{job_name}{task_index}")
         self.worker = WorkerService(
             job_name,
@@ -335,7 +338,9 @@ class Server:
         if method == "RunGraph":
             return self.worker.start_run_graph(header, tensors, reply, self._socket)
         if method == "RunStep":
-            return self.master.start_run_step(header, tensors, reply, self._call_from_loop, self._socket)
+            return self.master.start_run_step(
+                header, tensors, reply, self._call_from_loop, self._socket, self._hold_sends
+            )
         return False
 
     def _call_from_loop(
@@ -435,9 +440,28 @@ class Server:
             tensors = [value for value in tensors if value is not DEAD]
         loop = self._socket
         if loop is not None and loop.on_loop:
+            held = self._held_sends.get(step_id)
+            if held is not None:  # the master starting this step: they go with the receiver's RunGraph request
+                keys_held, dead_held, tensors_held = held.setdefault(task, ([], [], []))
+                keys_held += header["keys"]
+                dead_held += header.get("dead_keys", [])
+                tensors_held += tensors
+                return
             loop.send_oneway(address, "SendTensor", header, tensors)  # a partition served on the event loop
             return
         self._client.send_oneway(address, "SendTensor", header, tensors)
+
+    @contextlib.contextmanager
+    def _hold_sends(self, step_id: int) -> Iterator[dict[str, tuple[list[str], list[str], list[Any]]]]:
+        """While the master's loop starts step ``step_id`` with this task's own partition, that partition's pushes
+        to other tasks are held (by receiving task) instead of sent: the master puts them in those tasks'
+        ``RunGraph`` requests, one message instead of two."""
+        held: dict[str, tuple[list[str], list[str], list[Any]]] = {}
+        self._held_sends[step_id] = held
+        try:
+            yield held
+        finally:
+            del self._held_sends[step_id]
 
     def _check_master(self, address: str) -> None:
         if address == self.address or local_server(address) is not None:

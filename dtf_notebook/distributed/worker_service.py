@@ -13,7 +13,9 @@ Requests (method → header fields → reply):
 * ``RegisterGraph`` (graph, session, isolate) → graph_handle; ``DeregisterGraph`` (graph_handle); ``ForgetSession``
   (session): the master closed it, so its private state goes with its last graph.
 * ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors;
-  with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task.
+  with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task. Optional
+  ``sent_keys``/``sent_dead_keys`` carry tensors the master's own partition pushed to this task before the request
+  left (one tensor per ``sent_keys`` entry, after the feeds), as a ``SendTensor`` would.
 * ``SendTensor`` (step_id, keys, dead_keys) + one tensor per key, sent one-way (no reply: a sender's partition is done
   once its tensors are queued, and a tensor that cannot be delivered aborts its step here); ``dead_keys`` (optional)
   name dead values, which carry no tensor (TF's ``is_dead``); ``AbortStep`` (step_id, error).
@@ -220,10 +222,17 @@ class WorkerService:
         feed_names = _field(header, "feeds", list)
         fetch_names = _field(header, "fetches", list)
         target_names = _field(header, "targets", list)
-        if len(feed_names) != len(tensors):
+        sent_keys, sent_dead = header.get("sent_keys", []), header.get("sent_dead_keys", [])
+        if not all(isinstance(k, list) and all(isinstance(x, str) for x in k) for k in (sent_keys, sent_dead)):
+            raise errors.InvalidArgumentError(None, None, "RunGraph's sent_keys and sent_dead_keys must list keys")
+        if len(feed_names) + len(sent_keys) != len(tensors):
             raise errors.InvalidArgumentError(
-                None, None, f"RunGraph got {len(tensors)} tensors for {len(feed_names)} feeds"
+                None,
+                None,
+                f"RunGraph got {len(tensors)} tensors for {len(feed_names)} feeds and {len(sent_keys)} sent tensors",
             )
+        sent = list(zip(sent_keys, tensors[len(feed_names) :])) + [(key, DEAD) for key in sent_dead]
+        tensors = tensors[: len(feed_names)]
         entry = self._graphs.get(handle)
         if entry is None:
             raise errors.AbortedError(
@@ -236,7 +245,14 @@ class WorkerService:
             feeds = [(graph.get_tensor_by_name(n), v) for n, v in zip(feed_names, tensors)]
         except (KeyError, ValueError) as e:
             raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
-        return _Prepared(handle, step_id, graph, backend, fetches, targets, feeds)
+        return _Prepared(handle, step_id, graph, backend, fetches, targets, feeds, sent)
+
+    def _deliver_sent(self, run: _Prepared) -> None:
+        """Puts the tensors a ``RunGraph`` request carried for this step's rendezvous (see the module docstring)."""
+        for key, value in run.sent:
+            if isinstance(value, np.ndarray) and value.dtype != object:
+                value = values.from_numpy(value, torch.device("cpu"))
+            self.deliver(run.step_id, key, value)
 
     def _step_context(self, header: dict[str, Any], step_id: int, rendezvous: Any, outbox: Outbox, tracing: bool):
         """The step context of a partition run: its deadline, rendezvous, and the sends it holds back in ``outbox``
@@ -264,6 +280,7 @@ class WorkerService:
         run = self._prepare(header, tensors)
         handle, step_id, graph, backend = run.handle, run.step_id, run.graph, run.backend
         rendezvous = self.rendezvous.acquire(step_id)
+        self._deliver_sent(run)
         master = header.get("master")
         if isinstance(master, str) and self._master_alive is not None:
             rendezvous.watchdog = _Throttled(lambda: self._master_alive(master), every=2.0)
@@ -321,6 +338,7 @@ class WorkerService:
         except errors.OpError:
             return False  # a thread reports it, as for any request
         rendezvous = self.rendezvous.acquire(run.step_id)
+        self._deliver_sent(run)
         outbox = self._outbox(run.step_id)
         step, _ = self._step_context(header, run.step_id, rendezvous, outbox, False)
         backend_run = run.backend.start(run.graph, run.fetches, run.targets, run.feeds, step)
@@ -454,11 +472,11 @@ class WorkerService:
 class _Prepared:
     """A checked ``RunGraph`` request: its graph, backend and what to feed, fetch and run."""
 
-    __slots__ = ("handle", "step_id", "graph", "backend", "fetches", "targets", "feeds")
+    __slots__ = ("handle", "step_id", "graph", "backend", "fetches", "targets", "feeds", "sent")
 
-    def __init__(self, handle, step_id, graph, backend, fetches, targets, feeds) -> None:
+    def __init__(self, handle, step_id, graph, backend, fetches, targets, feeds, sent) -> None:
         self.handle, self.step_id, self.graph, self.backend = handle, step_id, graph, backend
-        self.fetches, self.targets, self.feeds = fetches, targets, feeds
+        self.fetches, self.targets, self.feeds, self.sent = fetches, targets, feeds, sent
 
 
 class _LoopRun:

@@ -120,3 +120,34 @@ def test_a_partitioned_embedding_step_sends_no_constant_and_no_update_signal_bet
     # no learning rate, no shape constant, no "update done" signal back to the worker.
     assert not [s for s in sends if "learning_rate" in s or "/Shape/" in s or "ScatterSub/_send_ctrl" in s], sends
     assert len(sends) == 15, sends
+
+
+def _ps_partition_reading_from_the_worker():
+    """A ps partition ``y = Identity(_Recv(x))`` whose ``x`` comes from the worker, registered on a ps worker service."""
+    from dtf_notebook.distributed import wire
+    from dtf_notebook.distributed.worker_service import WorkerService
+    from dtf_notebook.placement.partition import partition, rendezvous_key
+    from dtf_notebook.runtime.config import ConfigProto
+
+    nodes = [
+        {"name": "x", "op": "Placeholder", "input": [], "device": "", "attr": {"dtype": tf.float32, "shape": ()}},
+        {"name": "y", "op": "Identity", "input": ["x"], "device": "", "attr": {"T": tf.float32}},
+    ]
+    ps_device = "/job:ps/replica:0/task:0/device:CPU:0"
+    parts = partition(nodes, {"x": WK, "y": ps_device}, {"x": [("float32", ())], "y": [("float32", ())]})
+    (recv,) = [n for n in parts["/job:ps/replica:0/task:0"] if n["op"] == "_Recv"]
+    worker = WorkerService("ps", 0, ConfigProto(), peers=None)
+    plain, tensors = wire.encode_graph_def({"node": parts["/job:ps/replica:0/task:0"]})
+    handle = worker.handle("RegisterGraph", {"graph": plain, "session": "s"}, tensors)[0]["graph_handle"]
+    return worker, handle, rendezvous_key(recv["attr"])
+
+
+def test_a_run_graph_request_carries_the_tensors_its_master_pushed_to_the_partition():
+    worker, handle, key = _ps_partition_reading_from_the_worker()
+    request = {"graph_handle": handle, "step_id": 7, "feeds": [], "fetches": ["y:0"], "targets": [], "timeout": 5}
+    _, out = worker.handle("RunGraph", {**request, "sent_keys": [key]}, [np.float32(2.5)])
+    assert float(out[0]) == 2.5
+    with pytest.raises(tf.errors.InvalidArgumentError, match="1 tensors for 0 feeds and 0 sent"):
+        worker.handle("RunGraph", {**request, "step_id": 8}, [np.float32(1.0)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must list keys"):
+        worker.handle("RunGraph", {**request, "step_id": 9, "sent_keys": "x"}, [])

@@ -8,7 +8,8 @@ process (``python -m dtf_notebook.server``), every worker's training script a cl
 processes and ``grpc://`` clients running the same client code (see ``_layout.py``), when ``tensorflow`` is
 installed. For each: examples/s (or steps/s, latency, MB/s) summed over the clients, and the median, p90 and max
 of every ``sess.run`` of every client (``--rounds`` repeats the whole comparison; rates are medians over rounds,
-step times pooled):
+step times pooled). ``--baseline DIR`` runs dtf_notebook from another checkout in the same rounds too (e.g.
+``git worktree add /tmp/base COMMIT``) and prints before/after ratios:
 
 * async MLP 784-100-10 on 2 ps with 1, 2 and 4 workers, each with its own client: ``replica_device_setter(
   cluster=..., worker_device="/job:worker/task:i")``, plain GD, a batch of 100 digits fed per step, fetching
@@ -275,11 +276,18 @@ def tensorflow_installed() -> bool:
 
 
 def client_layout(
-    workers: list[int], duration: float, warmup: int, rows: int, rounds: int, libs: list[str]
+    workers: list[int],
+    duration: float,
+    warmup: int,
+    rows: int,
+    rounds: int,
+    libs: list[str],
+    baseline: str | None = None,
 ) -> dict[tuple[str, str], dict[str, float]]:
     """Every workload of the headline, for each library in ``libs`` (one after the other, in alternating order
     per round); ``(workload, lib)`` -> ``rate`` (median over rounds) and ``median``/``p90``/``max`` step seconds
-    (pooled), where ``rate`` is examples/s, steps/s, or bytes/s (transfer)."""
+    (pooled), where ``rate`` is examples/s, steps/s, or bytes/s (transfer). The library ``"base"`` is
+    dtf_notebook run from the checkout ``baseline`` (servers and clients), for before/after figures."""
     workloads: list[tuple[str, str, dict[str, int], int, Any]] = [
         (f"mlp{n}", "mlp", {"ps": 2, "worker": n}, n, None) for n in workers
     ]
@@ -297,7 +305,8 @@ def client_layout(
                 for lib in libs if r % 2 == 0 else libs[::-1]:
                     # The transfer moves 64 MiB per step: a few steps make a window.
                     warm = min(warmup, 3) if workload == "transfer" else warmup
-                    with _layout.Servers(lib, jobs) as servers:
+                    where = baseline if lib == "base" else None
+                    with _layout.Servers("dtf" if lib == "base" else lib, jobs, where) as servers:
                         out = _layout.run_clients(servers, workload, clients, duration, warm, data, extra)
                     results.setdefault((name, lib), []).append(out)
     finally:
@@ -352,6 +361,19 @@ def print_layout(summary: dict[tuple[str, str], dict[str, float]], workers: list
     label = "64 MiB ps->worker (reduced on the worker), MB/s"
     print(f"{label:52s} {cell(('transfer', 'tf'), 'mb')} {cell(('transfer', 'dtf'), 'mb')}  {ratio('transfer', 'mb')}")
     print()
+    if "base" not in libs:
+        return
+    print("The same workloads, the --baseline checkout against this one (same rounds)")
+    print(f"{'workload':52s} {'baseline':>30s} {'this checkout':>30s}  ratio")
+    print("-" * 150)
+    names = [(f"mlp{n}", "ex") for n in workers] + [("embedding", "steps"), ("latency", "us"), ("transfer", "mb")]
+    for name, unit in names:
+        ours, base = summary.get((name, "dtf")), summary.get((name, "base"))
+        if not ours or not base:
+            continue
+        change = base["median"] / ours["median"] if unit == "us" else ours["rate"] / base["rate"]
+        print(f"{name:52s} {cell((name, 'base'), unit)} {cell((name, 'dtf'), unit)}  {change:.2f}x faster")
+    print()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -366,12 +388,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rounds", type=int, default=1, help="rounds of the client-process layout (medians reported)")
     p.add_argument("--layout", choices=("both", "client", "in-worker"), default="both", help="which tables to run")
     p.add_argument("--no-tf", action="store_true", help="skip TensorFlow in the client-process layout")
+    p.add_argument(
+        "--baseline", metavar="DIR", help="also run dtf_notebook from this checkout (e.g. a git worktree) as a baseline"
+    )
     args = p.parse_args(argv)
     if args.layout != "in-worker":
         workers = [int(n) for n in args.workers.split(",")]
         libs = ["dtf"] + ([] if args.no_tf or not tensorflow_installed() else ["tf"])
+        libs += ["base"] if args.baseline else []
         load = os.getloadavg()[0]
-        summary = client_layout(workers, args.duration, args.warmup, args.rows, args.rounds, libs)
+        summary = client_layout(workers, args.duration, args.warmup, args.rows, args.rounds, libs, args.baseline)
         print(
             f"dtf_notebook training benchmark: {os.cpu_count()} cores, load average {load:.1f} at the start, "
             f"{os.getloadavg()[0]:.1f} at the end; {args.duration:g} s windows, {args.rounds} round(s)"

@@ -123,7 +123,7 @@ def test_a_partitioned_embedding_step_sends_no_constant_and_no_update_signal_bet
 
 
 def _ps_partition_reading_from_the_worker():
-    """A ps partition ``y = Identity(_Recv(x))`` whose ``x`` comes from the worker, registered on a ps worker service."""
+    """A ps partition ``y = Identity(_Recv(x))`` whose ``x`` comes from the worker, registered on a ps worker."""
     from dtf_notebook.distributed import wire
     from dtf_notebook.distributed.worker_service import WorkerService
     from dtf_notebook.placement.partition import partition, rendezvous_key

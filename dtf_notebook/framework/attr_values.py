@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -221,6 +222,13 @@ def _json_attr(name: str, value: Any, op_type: str) -> AttrValue:
     return AttrValue(s=text.encode("utf-8"))
 
 
+@functools.cache
+def _signature(op_type: str) -> tuple[Any, dict[str, Any]]:
+    """TF's ``OpDef`` of ``op_type`` (or None) and its attrs by name."""
+    op_def = tf_op_def(op_type)
+    return op_def, {a.name: a for a in op_def.attr} if op_def is not None else {}
+
+
 def node_attrs(
     op_type: str,
     attrs: dict[str, Any],
@@ -235,6 +243,10 @@ def node_attrs(
         input_dtypes, output_dtypes: The element types of the node's data inputs and outputs; without them, the
             type attrs the node does not hold are left out.
 
+    Returns:
+        Attr name -> ``AttrValue``, to copy into a ``NodeDef`` (defaults are the signature's own messages: never
+        changed in place).
+
     Raises:
         TypeError: a value has no stored form at all (the message names the attr and the op type).
 
@@ -243,8 +255,7 @@ def node_attrs(
         ('N', i: 3
         )
     """
-    op_def = tf_op_def(op_type)
-    declared = {a.name: a for a in op_def.attr} if op_def is not None else {}
+    op_def, declared = _signature(op_type)
     out: dict[str, AttrValue] = {}
     for name, value in attrs.items():
         if name in declared:
@@ -268,8 +279,7 @@ def node_attrs(
                 out.setdefault(name, value)
         for attr in op_def.attr:
             if attr.name not in out and attr.HasField("default_value"):
-                out[attr.name] = AttrValue()
-                out[attr.name].CopyFrom(attr.default_value)
+                out[attr.name] = attr.default_value
     return out
 
 

@@ -280,7 +280,7 @@ def create_meta_graph_def(
         (['Const'], ['serve'])
     """
     from dtf_notebook.framework.graph_proto import graph_def_proto
-    from dtf_notebook.protos.graph_pb import MetaGraphDef, SaverDef
+    from dtf_notebook.protos.graph_pb import GraphDef, MetaGraphDef, SaverDef
 
     graph = graph if graph is not None else get_default_graph()
     scope = (export_scope or "").rstrip("/")
@@ -293,7 +293,9 @@ def create_meta_graph_def(
         meta.graph_def.CopyFrom(graph.as_graph_def(add_shapes=True))
     elif isinstance(graph_def, dict):
         meta.graph_def.CopyFrom(graph_def_proto(graph_def))
-    else:
+    elif isinstance(graph_def, GraphDef):
+        meta.graph_def.CopyFrom(graph_def)
+    else:  # TF's class: through its bytes
         meta.graph_def.MergeFromString(graph_def.SerializeToString())
     if isinstance(saver_def, dict):
         saver_def = SaverDef(**saver_def)

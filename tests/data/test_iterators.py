@@ -53,7 +53,7 @@ def test_initializable_iterator_with_placeholders_restarts_on_each_initializatio
 def test_state_persists_across_runs_and_variables_are_captured_at_initialization(which):
     m = dict(_both())[which]
     with m.Graph().as_default():
-        v = m.Variable(5, dtype=m.int64, name="v")
+        v = m.Variable(5, dtype=m.int64, name="v", use_resource=False)  # TF1's kind, whatever TF's global defaults
         it = m.data.Dataset.range(4).map(lambda x: x + v).make_initializable_iterator()
         x = it.get_next()
         assign = v.assign(100)

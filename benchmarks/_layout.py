@@ -160,6 +160,30 @@ def run_clients(
     return results
 
 
+def build_mlp(tf: Any, learning_rate: float) -> tuple[Any, Any, Any, Any]:
+    """The seeds' async MLP (784-100-10, plain GD with a global step), built under the caller's device scope by
+    every training benchmark, so each layout times the same graph: ``x``, ``y``, ``loss``, ``train_op``.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     _, _, loss, _ = build_mlp(tf, 0.1)
+        >>> loss.shape.as_list()
+        []
+    """
+    x = tf.placeholder(tf.float32, [None, 784])
+    y = tf.placeholder(tf.int64, [None])
+    w1 = tf.get_variable("weights_1", [784, 100])
+    b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
+    w2 = tf.get_variable("weights_2", [100, 10])
+    b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
+    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    global_step = tf.train.get_or_create_global_step()
+    train_op = tf.train.GradientDescentOptimizer(learning_rate).minimize(loss, global_step=global_step)
+    return x, y, loss, train_op
+
+
 def summary(times: list[float]) -> dict[str, float]:
     """Median, p90 and max of step times (seconds)."""
     ordered = sorted(times)
@@ -233,16 +257,7 @@ def _client(args: argparse.Namespace) -> dict[str, Any]:
         data = np.load(args.data)
         x_all, y_all = data["x"][task :: args.clients], data["y"][task :: args.clients]
         with tf.device(setter):
-            x = tf.placeholder(tf.float32, [None, 784])
-            y = tf.placeholder(tf.int64, [None])
-            w1 = tf.get_variable("weights_1", [784, 100])
-            b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
-            w2 = tf.get_variable("weights_2", [100, 10])
-            b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
-            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
-            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-            global_step = tf.train.get_or_create_global_step()
-            train_op = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss, global_step=global_step)
+            x, y, loss, train_op = build_mlp(tf, LEARNING_RATE)
         fetches = [train_op, loss]
         starts = list(range(0, len(x_all) - BATCH + 1, BATCH))
         order = iter(())

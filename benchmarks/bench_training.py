@@ -67,6 +67,9 @@ import json, sys, time
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import batches, load_digits_784
 
+sys.path.insert(0, sys.argv[7])  # benchmarks/, for the model the client-process layout builds too
+from _layout import build_mlp
+
 spec, task = json.loads(sys.argv[1]), int(sys.argv[2])
 duration, warmup, batch, lr = float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
 cluster = tf.train.ClusterSpec(spec)
@@ -75,16 +78,7 @@ server = tf.train.Server(cluster, job_name="worker", task_index=task)
 x_train, y_train, _, _ = load_digits_784()
 stream = batches(x_train[task::num_workers], y_train[task::num_workers], batch, seed=task, drop_remainder=True)
 with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device="/job:worker/task:%d" % task)):
-    x = tf.placeholder(tf.float32, [None, 784])
-    y = tf.placeholder(tf.int64, [None])
-    w1 = tf.get_variable("weights_1", [784, 100])
-    b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
-    w2 = tf.get_variable("weights_2", [100, 10])
-    b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
-    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    global_step = tf.train.get_or_create_global_step()
-    train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss, global_step=global_step)
+    x, y, loss, train_op = build_mlp(tf, lr)
     arrived = tf.get_variable("arrived", [], tf.int32, initializer=tf.zeros_initializer())
 arrive = tf.assign_add(arrived, 1)
 # Each worker's session sees the ps tasks and itself only, so workers never wait for one another.
@@ -128,6 +122,7 @@ def cluster_training(duration: float, warmup: int, keyed: bool = False) -> list[
         for task in range(2):
             log = tempfile.NamedTemporaryFile("w+", suffix=f"-worker{task}.log", delete=False)
             args = [json.dumps(cluster.spec), str(task), str(duration), str(warmup), str(BATCH), str(LEARNING_RATE)]
+            args.append(os.path.dirname(os.path.abspath(__file__)))
             env = cluster.client_env()
             proc = subprocess.Popen(
                 [sys.executable, "-c", WORKER, *args], env=env, stdout=log, stderr=subprocess.STDOUT

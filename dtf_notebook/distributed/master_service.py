@@ -688,7 +688,7 @@ class MasterService:
         reply: Any,
         call: LoopCaller,
         loop: Any,
-        hold_sends: Callable[[int], contextlib.AbstractContextManager[dict[str, Any]]] | None = None,
+        hold_sends: Callable[[int], contextlib.AbstractContextManager[dict[str, Any]]],
     ) -> bool:
         """Serves a ``RunStep`` on the event loop ``loop`` (a ServiceSocket), answering through ``reply``; False
         leaves it to a thread (see :meth:`handle`).
@@ -696,9 +696,9 @@ class MasterService:
         A step whose plan is compiled and current runs here: its ``RunGraph`` requests go out through ``call``
         (which answers on the loop), and their replies are gathered as they come, so the master never holds a
         thread while its partitions run. Compiling a plan waits on other tasks, and a traced step gathers more:
-        those run on a thread. With ``hold_sends`` (a context manager that, for a step id, holds what this task's
-        partitions push to other tasks, by task), this task's own partition starts first, up to its first wait, and
-        what it pushed travels in the other tasks' ``RunGraph`` requests.
+        those run on a thread. This task's own partition starts first, up to its first wait, inside
+        ``hold_sends(step_id)`` (a context manager holding what this task's partitions push to other tasks, by task),
+        and what it pushed travels in the other tasks' ``RunGraph`` requests.
         """
         if header.get("trace"):
             return False
@@ -840,7 +840,7 @@ class _LoopStep:
         self,
         call: LoopCaller,
         loop: Any,
-        hold_sends: Callable[[int], contextlib.AbstractContextManager[dict[str, Any]]] | None = None,
+        hold_sends: Callable[[int], contextlib.AbstractContextManager[dict[str, Any]]],
     ) -> None:
         session, plan = self.session, self.plan
         self.step_id = step_id = random.getrandbits(62)
@@ -859,7 +859,7 @@ class _LoopStep:
         if timeout is not None:
             loop.call_later(timeout, self._timed_out)
         held: dict[str, Any] = {}
-        if own in plan.handles and hold_sends is not None:
+        if own in plan.handles:
             # This task's partition first, up to its first wait (it runs on this loop, or is handed to a thread):
             # the tensors it pushes by then go in their receivers' RunGraph requests, one message instead of two.
             with hold_sends(step_id) as held:
@@ -869,9 +869,6 @@ class _LoopStep:
                 self.pending.discard(task)  # the step failed before this task got its partition
                 continue
             self._run_graph(call, task, timeout, held.get(task))
-        if own in plan.handles and hold_sends is None and not self.finished:
-            # This task's partition last: it may run at once, and it waits on the others'.
-            self._run_graph(call, own, timeout, None)
         if not self.pending and not self.finished:
             self._finish()
 

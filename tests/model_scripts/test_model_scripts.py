@@ -54,6 +54,10 @@ CASES = {
         1e-2,
         r"test accuracy (\S+)",
         0.01,
+        # Adam over 200 steps of a conv net: float-level differences in the convolutions' summation order leave the
+        # last printed loss up to ~2% from TF's in some runs (a CI run on the ps layout: 0.0505 against 0.0513)
+        tail=1,
+        tail_rtol=5e-2,
     ),
     "fully_connected_feed": Case(
         "fully_connected_feed.py",

@@ -477,6 +477,7 @@ class FlowRun:
         self.max_helpers = max(0, threads - 1)
         self.intra_threads = intra_threads or torch.get_num_threads()
         self.executed = 0  # steps run (loop iterations' steps included), for the plan's time-per-step estimate
+        self.cpu_secs = 0.0  # CPU time of the threads that ran this run's steps, for the same estimate
         self.failure: tuple[int, BaseException] | None = None
         self.root = _Frame("", None, 0)
         self.root_iteration = _Iteration(self.root, 0, vals, list(flow.npreds), list(flow.readers))
@@ -492,11 +493,14 @@ class FlowRun:
                 self._enqueue(i, it)
         on_abort = getattr(self.step, "on_abort", None)
         remove = None if on_abort is None else on_abort(self._cancel)
+        start = time.thread_time()
         try:
             self._drain(main=True)
         finally:
             if remove is not None:
                 remove()
+            with self.lock:
+                self.cpu_secs += time.thread_time() - start
         return self.failure
 
     def _cancel(self, error: BaseException) -> None:
@@ -563,6 +567,7 @@ class FlowRun:
             lock.release()
 
     def _help(self) -> None:
+        start = time.thread_time()
         if torch.get_num_threads() != self.intra_threads:
             torch.set_num_threads(self.intra_threads)  # OpenMP's thread count is per thread
         try:
@@ -570,13 +575,19 @@ class FlowRun:
         finally:
             with self.lock:
                 self.helpers -= 1
+                self.cpu_secs += time.thread_time() - start
                 if self.waiting:
                     self.cond.notify()
 
     def _run_then_help(self, i: int, it: _Iteration) -> None:
+        start = time.thread_time()
         if torch.get_num_threads() != self.intra_threads:
             torch.set_num_threads(self.intra_threads)
-        self._drain(main=False, done=self._run_step(i, it))
+        try:
+            self._drain(main=False, done=self._run_step(i, it))
+        finally:
+            with self.lock:
+                self.cpu_secs += time.thread_time() - start
 
     def _run_step(self, i: int, it: _Iteration) -> tuple:
         """Runs step ``i`` of ``it`` without the lock; returns what :meth:`_finish` needs."""

@@ -648,9 +648,9 @@ class Plan:
         if self._parallel is not None:
             if self._step_secs >= _PARALLEL_MIN_SECS:
                 return self._run_flow(self._parallel, vals, step, trace)
-            start = time.perf_counter()
+            start = time.thread_time()
             results = self._run_serial(vals, step, trace)
-            self._estimate(time.perf_counter() - start, len(self.steps))
+            self._estimate(time.thread_time() - start, len(self.steps))
             return results
         return self._run_serial(vals, step, trace)
 
@@ -683,7 +683,12 @@ class Plan:
         return SerialRun(self, vals, step)
 
     def _estimate(self, secs: float, steps: int) -> None:
-        """Folds one run's time per step into the decaying estimate (half weight each run, from the second)."""
+        """Folds one run's time per step into the decaying estimate (half weight each run, from the second).
+
+        ``secs`` is CPU time of the threads that ran the steps, not wall time: a kernel waiting for its queue, or a
+        thread waiting for the GIL while a queue runner's thread parses records, is no work that more threads would
+        share. (With wall time, a training step reading from a queue-runner pipeline looked heavy, went parallel, and
+        its helper threads' hand-offs under the contended GIL cut it from 230 to 140 steps/s.)"""
         if self._warm:
             self._step_secs = 0.5 * self._step_secs + 0.5 * secs / max(1, steps)
         self._warm = True
@@ -742,9 +747,8 @@ class Plan:
             step = vals[0] = StepContext()  # carries an abort to blocked kernels
         threads = self.threads if flow.branched and self._step_secs >= _PARALLEL_MIN_SECS else 1
         run = FlowRun(flow, vals, step, trace, threads, self.step_ops, self.intra_threads)
-        start = time.perf_counter()
         failure = run.run()
-        self._estimate(time.perf_counter() - start, run.executed)
+        self._estimate(run.cpu_secs, run.executed)
         if failure is not None:
             i, exc = failure
             op = self.step_ops[i]

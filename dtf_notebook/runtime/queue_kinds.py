@@ -75,7 +75,7 @@ class RandomShuffleQueueResource(FIFOQueueResource):
         self.seeds = (int(seed), int(seed2))
         # (Python's generator: a numpy one costs microseconds per index, and a batch draws one index per element)
         self._rng = random.Random(None if self.seeds == (0, 0) else self.seeds[0] * 2**32 + self.seeds[1])
-        self._pool: list[tuple[Any, ...]] = []
+        self._pool: list[Any] = []  # row numbers or tuples (see FIFOQueueResource._rows)
 
     def verify(
         self,
@@ -103,17 +103,17 @@ min_after_dequeue was 2
                 f"min_after_dequeue was {min_after_dequeue}",
             )
 
-    def _push(self, element: tuple[Any, ...]) -> None:
+    def _push(self, element: Any) -> None:
         self._pool.append(element)
 
-    def _pop(self) -> tuple[Any, ...]:
+    def _pop(self) -> Any:
         # TF's way: a random index, swapped with the last element, which is then removed.
         pool = self._pool
         index = self._rng.randrange(len(pool))
         pool[index], pool[-1] = pool[-1], pool[index]
         return pool.pop()
 
-    def _put_back(self, taken: list[tuple[Any, ...]]) -> None:
+    def _put_back(self, taken: list[Any]) -> None:
         self._pool.extend(taken)
 
     def _available(self) -> int:
@@ -150,6 +150,7 @@ scalar, got shape [2]
     """
 
     kind = "PriorityQueue"
+    row_storage = False  # (its order reads each element's priority)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

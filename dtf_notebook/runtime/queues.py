@@ -45,6 +45,7 @@ from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime import values
+from dtf_notebook.runtime.queue_rows import RowStore, row_storable
 
 __all__ = ["POLL_SECS", "SharedResource", "FIFOQueueResource", "format_shape"]
 
@@ -234,6 +235,9 @@ class FIFOQueueResource(SharedResource):
     """
 
     kind = "FIFOQueue"
+    # Whether elements of fully defined shapes are kept as rows of one array per component (see queue_rows); a
+    # queue whose order reads the elements (priority) or whose shapes vary (padding) keeps tuples.
+    row_storage = True
 
     def __init__(
         self,
@@ -250,7 +254,13 @@ class FIFOQueueResource(SharedResource):
         self.shapes = [TensorShape(s).as_tuple() for s in shapes]
         self.capacity = int(capacity)
         self._limit = _UNBOUNDED if capacity < 0 else int(capacity)
-        self._items: collections.deque[tuple[Any, ...]] = collections.deque()
+        # What the order below holds per element: a row number of ``_rows``, or else a tuple of private copies.
+        self._rows = (
+            RowStore(component_types, self.shapes)
+            if self.row_storage and row_storable(self.component_types, self.shapes)
+            else None
+        )
+        self._items: collections.deque[Any] = collections.deque()
         self._closed = False
         self._cancelled = 0  # grows on close(cancel_pending_enqueues=True): pending enqueues then fail
 
@@ -352,12 +362,12 @@ class FIFOQueueResource(SharedResource):
             dtf_notebook.errors.InvalidArgumentError: Shape mismatch in tuple component 0. Expected [2], got [3]
         """
         self._check_components(components, batched=False)
-        element = tuple(_copy(v) for v in components)
+        element = None if self._rows is not None else tuple(_copy(v) for v in components)
         with self._cond:
             self._check_open()
             epoch = self._cancelled
             self.wait_until(lambda: self._enqueue_ready(epoch), step, f"room in queue '{self.name}'")
-            self._push(element)
+            self._push(self._rows.put_one(components) if element is None else element)
             self._cond.notify_all()
 
     def enqueue_many(self, components: Sequence[Any], step: Any) -> None:
@@ -371,18 +381,20 @@ class FIFOQueueResource(SharedResource):
             >>> q.enqueue_many((torch.arange(3),), step=None); q.size()
             3
         """
-        self._check_components(components, batched=True)
-        columns = [_rows(v) for v in components]
-        elements = list(zip(*columns)) if columns else []
+        count = self._check_components(components, batched=True)
+        store = self._rows
+        elements = None if store is not None else list(zip(*[_rows(v) for v in components]))
         with self._cond:
             self._check_open()
             epoch = self._cancelled
             done = 0
-            while done < len(elements):
+            while done < count:
                 self.wait_until(lambda: self._enqueue_ready(epoch), step, f"room in queue '{self.name}'")
                 # As many as there is room for at once (one wake-up of the waiting dequeues per batch, not per element).
-                room = min(self._limit - self.size(), len(elements) - done)
-                for element in elements[done : done + room]:
+                room = min(self._limit - self.size(), count - done)
+                for element in (
+                    store.put(components, done, done + room) if elements is None else elements[done : done + room]
+                ):
                     self._push(element)
                 done += room
                 self._cond.notify_all()
@@ -421,6 +433,8 @@ class FIFOQueueResource(SharedResource):
 
             self.wait_until(ready, step, f"an element of queue '{self.name}'")
             element = self._pop()
+            if self._rows is not None:
+                element = self._rows.take_one(element)
             self._cond.notify_all()
         return element
 
@@ -474,6 +488,8 @@ class FIFOQueueResource(SharedResource):
                 self._put_back(taken)
                 self._cond.notify_all()
                 raise
+            if self._rows is not None:  # (under the lock: the rows are free for the next enqueue once read)
+                return self._rows.take(taken)
         return tuple(
             self._batch([element[i] for element in taken], dtype, shape)
             for i, (dtype, shape) in enumerate(zip(self.component_types, self.shapes))
@@ -549,6 +565,7 @@ class PaddingFIFOQueueResource(FIFOQueueResource):
     """
 
     kind = "PaddingFIFOQueue"
+    row_storage = False  # (its elements' shapes vary)
 
     def _batch(self, rows: Sequence[Any], dtype: dtypes.DType, shape: tuple[Any, ...]) -> Any:
         dims = tuple(

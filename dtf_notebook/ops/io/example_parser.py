@@ -27,6 +27,7 @@ from google.protobuf.message import DecodeError
 
 from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
+from dtf_notebook.ops.io.example_layout import parse_uniform
 from dtf_notebook.protos.example_pb import Example, SequenceExample
 from dtf_notebook.runtime.queues import format_shape
 
@@ -303,6 +304,24 @@ def _parse_one(data: bytes, cls: type, where: _Where) -> Any:
         ) from None
 
 
+_UNIFORM_KINDS = {dtypes.float32: "float", dtypes.int64: "int"}
+
+
+def _uniform_dense(serialized: Sequence[bytes], dense: Sequence[Dense], single: bool) -> list[np.ndarray] | None:
+    """Fixed-shape float and int64 features of records sharing one layout (see :mod:`.example_layout`), or None."""
+    wanted = []
+    for spec in dense:
+        kind = _UNIFORM_KINDS.get(spec.dtype)
+        if kind is None or spec.variable:
+            return None
+        wanted.append((spec.key, kind, spec.stride))
+    found = parse_uniform(serialized, wanted)
+    if found is None:
+        return None
+    n = len(serialized)
+    return [values.reshape(spec.shape if single else (n, *spec.shape)) for values, spec in zip(found, dense)]
+
+
 def parse_examples(
     serialized: Sequence[bytes],
     names: Sequence[bytes] | None,
@@ -334,6 +353,10 @@ def parse_examples(
         >>> indices.tolist(), values.tolist(), shape.tolist()
         ([[0, 0], [0, 1]], [4, 5], [1, 2])
     """
+    if dense and not sparse and not sparse_features:
+        fast = _uniform_dense(serialized, dense, single)
+        if fast is not None:
+            return fast, [], []
     wheres = _Wheres(names, len(serialized), single)
     try:
         features = [Example.FromString(data).features.feature for data in serialized]

@@ -1,0 +1,186 @@
+"""Parsing a batch of ``tf.train.Example`` records that share one byte layout, without protobuf, in a few numpy
+operations.
+
+Records written by one program for one dataset (a digit: 784 floats ``x`` and an int64 ``y``) usually differ only
+in their values: the same features in the same order, the same numbers of values, so the same tags and lengths
+at the same offsets. :func:`parse_uniform` walks the first record to find where each wanted feature's values lie,
+checks that every record has exactly the first one's bytes everywhere else (and its varints' boundaries), and
+then cuts the values out of all records at once. A batch that does not qualify (a feature missing, another
+layout, strings, unpacked lists) gets None, and the caller parses it record by record with protobuf, which also
+gives TF's error messages.
+
+Why: parsing 100 digit records message by message took 350-600 us of Python holding the GIL, which a training
+step reading from a queue-runner pipeline shares.
+
+Example:
+    >>> from dtf_notebook.protos.example_pb import Example, Feature, Features, FloatList, Int64List
+    >>> def record(x, y):
+    ...     feature = {"x": Feature(float_list=FloatList(value=x)), "y": Feature(int64_list=Int64List(value=[y]))}
+    ...     return Example(features=Features(feature=feature)).SerializeToString()
+    >>> out = parse_uniform([record([1.0, 2.0], 3), record([4.0, 5.0], 7)], [("x", "float", 2), ("y", "int", 1)])
+    >>> out[0].tolist(), out[1].tolist()
+    ([[1.0, 2.0], [4.0, 5.0]], [[3], [7]])
+    >>> parse_uniform([record([1.0, 2.0], 3), record([4.0, 5.0], -1)], [("y", "int", 1)]) is None  # -1: 10 bytes
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["parse_uniform"]
+
+_FLOATS = np.dtype("<f4")
+_LEN = 2  # protobuf wire type of a length-delimited field
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _fields(data: bytes, start: int, end: int):
+    """``(field number, wire type, value start, value end)`` of each field of a message in ``data[start:end]``;
+    for a varint field the value is its bytes."""
+    pos = start
+    while pos < end:
+        key, pos = _varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if wire == _LEN:
+            size, pos = _varint(data, pos)
+            yield number, wire, pos, pos + size
+            pos += size
+        elif wire == 0:
+            _, after = _varint(data, pos)
+            yield number, wire, pos, after
+            pos = after
+        elif wire == 5:
+            yield number, wire, pos, pos + 4
+            pos += 4
+        elif wire == 1:
+            yield number, wire, pos, pos + 8
+            pos += 8
+        else:
+            raise ValueError(f"wire type {wire}")
+    if pos != end:
+        raise ValueError("field runs past its message")
+
+
+def _locate(record: bytes, wanted: Sequence[tuple[str, str, int]]) -> list[tuple[int, int, list[int]]] | None:
+    """Per wanted feature: the start and end of its packed values in ``record`` and, for an int list, the end offset
+    of each varint; None when a feature is missing, repeated, of another kind or count, or not packed."""
+    found: dict[str, tuple[int, int, int]] = {}  # key -> (kind field, values start, values end)
+    for number, wire, start, end in _fields(record, 0, len(record)):
+        if number != 1 or wire != _LEN:  # Example.features
+            return None
+        for entry_number, entry_wire, entry_start, entry_end in _fields(record, start, end):
+            if entry_number != 1 or entry_wire != _LEN:  # Features.feature (a map entry)
+                return None
+            key = None
+            feature = None
+            for field, field_wire, s, e in _fields(record, entry_start, entry_end):
+                if field_wire != _LEN:
+                    return None
+                if field == 1:
+                    key = record[s:e]
+                elif field == 2:
+                    feature = (s, e)
+            if key is None or feature is None:
+                return None
+            kinds = list(_fields(record, *feature))
+            if len(kinds) != 1 or kinds[0][1] != _LEN:
+                return None
+            kind, _, list_start, list_end = kinds[0]
+            values = list(_fields(record, list_start, list_end))
+            if len(values) > 1 or (values and (values[0][0] != 1 or values[0][1] != _LEN)):
+                return None  # unpacked values, or other fields
+            name = key.decode("utf-8", "surrogateescape")
+            if name in found:
+                return None
+            found[name] = (kind, values[0][2], values[0][3]) if values else (kind, list_end, list_end)
+    out = []
+    for key, kind, count in wanted:
+        if key not in found:
+            return None
+        field, start, end = found[key]
+        if kind == "float":
+            if field != 2 or end - start != 4 * count:
+                return None
+            out.append((start, end, []))
+        else:
+            if field != 3:
+                return None
+            ends = []
+            pos = start
+            while pos < end:
+                _, pos = _varint(record, pos)
+                ends.append(pos)
+            if len(ends) != count or pos != end:
+                return None
+            out.append((start, end, ends))
+    return out
+
+
+def parse_uniform(serialized: Sequence[bytes], wanted: Sequence[tuple[str, str, int]]) -> list[np.ndarray] | None:
+    """The wanted dense features of every record, or None when the records do not share the first one's layout.
+
+    Args:
+        serialized: ``tf.train.Example`` records.
+        wanted: ``(key, "float" | "int", number of values)`` per feature.
+
+    Returns:
+        Per feature an array ``[len(serialized), number of values]`` (float32 or int64), or None.
+
+    Example:
+        >>> parse_uniform([b"not an example"], [("x", "float", 1)]) is None
+        True
+    """
+    if not serialized:
+        return None
+    first = serialized[0]
+    size = len(first)
+    if any(len(r) != size for r in serialized):
+        return None
+    try:
+        located = _locate(first, wanted)
+    except (ValueError, IndexError):
+        return None
+    if located is None:
+        return None
+    rows = np.frombuffer(b"".join(serialized), dtype=np.uint8).reshape(len(serialized), size)
+    skeleton = np.ones(size, dtype=bool)
+    for start, end, _ in located:
+        skeleton[start:end] = False
+    if len(serialized) > 1 and not (rows[1:, skeleton] == rows[0, skeleton]).all():
+        return None
+    out = []
+    for (start, end, ends), (_, kind, count) in zip(located, wanted):
+        block = rows[:, start:end]
+        if kind == "float":
+            out.append(block.copy().view(_FLOATS).astype(np.float32, copy=False).reshape(len(serialized), count))
+            continue
+        # Every record's varints must end where the first one's do: continuation bits everywhere but at each end.
+        last = np.zeros(end - start, dtype=bool)
+        last[np.asarray(ends, dtype=np.intp) - start - 1] = True
+        if not ((block >= 0x80) != last).all():
+            return None
+        values = np.zeros((len(serialized), count), dtype=np.uint64)
+        begin = start
+        for i, stop in enumerate(ends):
+            for k, column in enumerate(range(begin, stop)):
+                values[:, i] |= (rows[:, column].astype(np.uint64) & np.uint64(0x7F)) << np.uint64(7 * k)
+            begin = stop
+        out.append(values.view(np.int64))
+    return out

@@ -1,0 +1,110 @@
+"""The uniform-layout fast path of parse_example (ops/io/example_layout.py) gives exactly what parsing each record
+with protobuf gives, takes the slow path whenever records differ in layout, and matches TF's parse_example."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dtf_notebook.framework import dtypes
+from dtf_notebook.ops.io import example_parser
+from dtf_notebook.ops.io.example_layout import parse_uniform
+from dtf_notebook.ops.io.example_parser import Dense, parse_examples
+from dtf_notebook.protos.example_pb import BytesList, Example, Feature, Features, FloatList, Int64List
+
+
+def _record(**features) -> bytes:
+    out = {}
+    for key, value in features.items():
+        if isinstance(value, bytes):
+            out[key] = Feature(bytes_list=BytesList(value=[value]))
+        elif all(isinstance(v, int) for v in value):
+            out[key] = Feature(int64_list=Int64List(value=value))
+        else:
+            out[key] = Feature(float_list=FloatList(value=value))
+    return Example(features=Features(feature=out)).SerializeToString()
+
+
+def _both(records, dense, monkeypatch):
+    fast = parse_examples(records, None, False, dense, [], [])[0]
+    with monkeypatch.context() as m:
+        m.setattr(example_parser, "_uniform_dense", lambda *a: None)
+        slow = parse_examples(records, None, False, dense, [], [])[0]
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    return fast
+
+
+def test_uniform_records_parse_to_protobufs_values(monkeypatch):
+    rng = np.random.default_rng(0)
+    records = [
+        _record(x=rng.standard_normal(12).astype(np.float32).tolist(), y=[int(v) for v in rng.integers(0, 100, 3)])
+        for _ in range(40)
+    ]
+    dense = [Dense("x", dtypes.float32, (3, 4), None), Dense("y", dtypes.int64, (3,), None)]
+    assert parse_uniform(records, [("x", "float", 12), ("y", "int", 3)]) is not None  # the fast path was taken
+    x, y = _both(records, dense, monkeypatch)
+    assert x.shape == (40, 3, 4) and y.shape == (40, 3)
+
+
+def test_large_and_negative_int64_of_one_byte_length():
+    values = [-(2**63), -1, -(2**40), -5]  # every one a 10-byte varint: one layout
+    records = [_record(y=[v]) for v in values]
+    (y,) = parse_uniform(records, [("y", "int", 1)])
+    assert y.ravel().tolist() == values
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        # The same length and tags, but the varint boundaries differ: [1, 200] against [200, 1].
+        [_record(y=[1, 200]), _record(y=[200, 1])],
+        # Another feature's bytes differ (a wanted feature's offsets would still hold, but the check is strict).
+        [_record(x=[1.0], s=b"ab"), _record(x=[2.0], s=b"cd")],
+        # Another number of values.
+        [_record(x=[1.0, 2.0], y=[1]), _record(x=[3.0], y=[12])],
+    ],
+)
+def test_records_of_other_layouts_take_protobufs_path(records, monkeypatch):
+    wanted, dense = [], []
+    example = Example.FromString(records[0]).features.feature
+    for key in ("x", "y"):
+        if key in example:
+            kind = "int" if example[key].HasField("int64_list") else "float"
+            count = len(getattr(example[key], "int64_list" if kind == "int" else "float_list").value)
+            wanted.append((key, kind, count))
+            dense.append(Dense(key, dtypes.int64 if kind == "int" else dtypes.float32, (count,), None))
+    assert parse_uniform(records, wanted) is None
+    if all(len(Example.FromString(r).features.feature["x"].float_list.value) == 1 for r in records if b"x" in r):
+        _both(records, [d for d in dense if d.key != "y" or records[0].count(b"y") == 1], monkeypatch)
+
+
+def test_a_missing_feature_gives_tfs_error_from_the_slow_path():
+    from dtf_notebook import errors
+
+    records = [_record(x=[1.0]), _record(x=[2.0])]
+    with pytest.raises(errors.InvalidArgumentError, match="y"):
+        parse_examples(records, None, False, [Dense("y", dtypes.int64, (), None)], [], [])
+
+
+@pytest.mark.tf_oracle
+def test_parse_example_of_uniform_records_matches_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    import dtf_notebook.compat.v1 as dtf
+
+    rng = np.random.default_rng(1)
+    records = [_record(x=rng.random(784).astype(np.float32).tolist(), y=[int(rng.integers(10))]) for _ in range(100)]
+    features = {"x": ([784], "float32"), "y": ([], "int64")}
+    results = []
+    for lib in (dtf, tf.compat.v1):
+        graph = lib.Graph()
+        with graph.as_default():
+            spec = {k: lib.FixedLenFeature(shape, getattr(lib, dt)) for k, (shape, dt) in features.items()}
+            parsed = lib.parse_example(lib.constant(records), spec)
+            with lib.Session(graph=graph) as sess:
+                results.append(sess.run(parsed))
+    ours, theirs = results
+    for key in features:
+        assert ours[key].dtype == theirs[key].dtype
+        np.testing.assert_array_equal(ours[key], theirs[key])

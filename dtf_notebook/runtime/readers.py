@@ -180,15 +180,37 @@ class TFRecordSource(RecordSource):
         self.compression_type = compression_type or ""
 
     def start(self, work: bytes, files: FileAccess) -> Iterator[Record]:
-        return self._records(tf_record_iterator(self._path(work, files), self.compression_type), work)
+        return _KeyedRecords(tf_record_iterator(self._path(work, files), self.compression_type), work)
 
-    @staticmethod
-    def _records(records: Iterator[bytes], work: bytes) -> Iterator[Record]:
-        prefix = work + b":"
-        offset = 0
-        for data in records:
-            yield prefix + str(offset).encode(), data, False
-            offset += 16 + len(data)  # length, its CRC, the data, its CRC
+
+class _KeyedRecords:
+    """The records of one TFRecord file keyed ``file:offset`` as TF keys them; :meth:`take` hands out many at once
+    (``read_up_to``), with no Python frame per record."""
+
+    def __init__(self, records: Any, work: bytes) -> None:
+        self._records = records
+        self._prefix = work + b":"
+        self._offset = 0
+
+    def __iter__(self) -> _KeyedRecords:
+        return self
+
+    def __next__(self) -> Record:
+        data = next(self._records)
+        key = self._prefix + b"%d" % self._offset
+        self._offset += 16 + len(data)  # length, its CRC, the data, its CRC
+        return key, data, False
+
+    def take(self, n: int) -> tuple[list[bytes], list[bytes]]:
+        """Up to ``n`` records as ``(keys, values)``; fewer only at the end of the file."""
+        values = self._records.take(n)
+        keys = []
+        prefix, offset = self._prefix, self._offset
+        for data in values:
+            keys.append(prefix + b"%d" % offset)
+            offset += 16 + len(data)
+        self._offset = offset
+        return keys, values
 
 
 class _Stream:
@@ -424,13 +446,33 @@ class ReaderResource(SharedResource):
             while len(keys) < n:
                 if not self._in_progress():
                     self._start(queue, step)
-                record = self._next_record()
-                if record is not None:
-                    keys.append(record[0])
-                    values.append(record[1])
+                if not self._take_records(n - len(keys), keys, values):
+                    record = self._next_record()
+                    if record is not None:
+                        keys.append(record[0])
+                        values.append(record[1])
                 if not self._in_progress() and keys:
                     break
         return keys, values
+
+    def _take_records(self, n: int, keys: list[bytes], values: list[bytes]) -> bool:
+        """Up to ``n`` records of the unit in progress at once, when its source can (finishing the unit when it has
+        fewer); False when it cannot (then :meth:`_next_record` reads one at a time)."""
+        take = getattr(self._records, "take", None)
+        if take is None:
+            return False
+        try:
+            got_keys, got_values = take(n)
+        except BaseException:
+            self._records = None  # as _next_record: a unit that failed while being read stays in progress
+            raise
+        keys.extend(got_keys)
+        values.extend(got_values)
+        self._produced += len(got_keys)
+        self._work_records += len(got_keys)
+        if len(got_keys) < n:
+            self._finish()
+        return True
 
     def num_records_produced(self) -> int:
         """Records handed out since the reader was made or reset."""

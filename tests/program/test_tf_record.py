@@ -140,3 +140,65 @@ def test_zlib_settings_and_concatenated_gzip_files(tmp_path):
     with open(a, "ab") as f:  # `cat a.gz b.gz` is one GZIP stream of two members
         f.write(open(b, "rb").read())
     assert list(tf.python_io.tf_record_iterator(a, "GZIP")) == [b"1", b"2", b"3"]
+
+
+@pytest.mark.parametrize("compression", ["", "GZIP"])
+@pytest.mark.parametrize("buffer_size", [7, 100, 1 << 20])
+def test_taking_many_records_at_once_gives_what_iterating_gives(tmp_path, compression, buffer_size):
+    from dtf_notebook.lib.io.tf_record import tf_record_iterator
+
+    path = str(tmp_path / "r.tfrecord")
+    records = [os.urandom(n) for n in (0, 1, 50, 3, 200, 9, 0, 77) * 5]
+    with tf.python_io.TFRecordWriter(path, compression) as writer:
+        for record in records:
+            writer.write(record)
+    options = tf.python_io.TFRecordOptions(compression, input_buffer_size=buffer_size)
+    iterator, taken = tf_record_iterator(path, options), []
+    while chunk := iterator.take(6):
+        assert len(chunk) == 6 or len(taken) + len(chunk) == len(records)
+        taken += chunk
+    assert taken == records == list(tf_record_iterator(path, options))
+
+
+def test_taking_records_from_a_corrupt_file_raises_at_the_bad_record(tmp_path):
+    from dtf_notebook.lib.io.tf_record import tf_record_iterator
+
+    path = str(tmp_path / "r.tfrecord")
+    with tf.python_io.TFRecordWriter(path) as writer:
+        for record in (b"first", b"second", b"third"):
+            writer.write(record)
+    data = bytearray(open(path, "rb").read())
+    data[21 + 12 + 2] ^= 0xFF  # a byte of b"second" (after b"first"'s 21 bytes and its own 12-byte header)
+    open(path, "wb").write(bytes(data))
+    iterator = tf_record_iterator(path)
+    assert iterator.take(1) == [b"first"]
+    with pytest.raises(tf.errors.DataLossError, match="corrupted record at 33"):
+        iterator.take(5)
+
+
+def test_read_up_to_keys_records_by_file_and_offset_as_tensorflow(tmp_path):
+    tf_real = pytest.importorskip("tensorflow")
+    path = str(tmp_path / "r.tfrecord")
+    with tf.python_io.TFRecordWriter(path) as writer:
+        for i in range(7):
+            writer.write(b"x" * i)
+    results = []
+    for lib in (tf, tf_real.compat.v1):
+        with lib.Graph().as_default():
+            files = lib.train.string_input_producer([path], num_epochs=1, shuffle=False)
+            keys, values = lib.TFRecordReader().read_up_to(files, 3)
+            with lib.Session() as sess:
+                sess.run(lib.local_variables_initializer())
+                coord = lib.train.Coordinator()
+                threads = lib.train.start_queue_runners(sess, coord)
+                got = []
+                try:
+                    while True:
+                        k, v = sess.run([keys, values])
+                        got.append((list(k), list(v)))
+                except lib.errors.OutOfRangeError:
+                    pass
+                coord.request_stop()
+                coord.join(threads)
+        results.append(got)
+    assert results[0] == results[1]

@@ -416,3 +416,56 @@ def test_peak_memory_of_a_chain_run_as_a_dataflow_stays_flat():
     short, long = bench.peak_mib("dtf", 2, flow=True), bench.peak_mib("dtf", 40, flow=True)
     # Kept all, the 40-link chain would hold 76 more values of 16 MiB (1.2 GiB); dropped, a few at most.
     assert long - short < 5 * 16, f"peak {short:.0f} MiB for 2 links, {long:.0f} MiB for 40"
+
+
+# ---- dequeues that wait on the calling thread ----------------------------------------------------------------------
+def _plan(fetches):
+    from dtf_notebook.runtime.devices import LocalDevice
+    from dtf_notebook.runtime.executor import ExecutionState, Plan
+
+    cpu = LocalDevice("/job:localhost/replica:0/task:0/device:CPU:0", "CPU", 0, __import__("torch").device("cpu"))
+    ops = tf.get_default_graph().get_operations()
+    return Plan(fetches, [], [], {op.name: cpu for op in ops}, ExecutionState())
+
+
+def test_a_step_reading_a_queue_that_nothing_in_it_fills_runs_serially_dequeue_last():
+    q = tf.FIFOQueue(4, tf.float32, shapes=[[2]])
+    batch = q.dequeue_many(2)
+    w = tf.constant([[1.0], [2.0]])  # made after the dequeue, independent of it
+    y = tf.matmul(batch, w)
+    plan = _plan([y])
+    assert plan._flow is None and not plan.resumable  # serial, but never run on a task's event loop
+    names = [op.name for op in plan.ops]
+    assert names.index(w.op.name) < names.index(batch.op.name) < names.index(y.op.name)
+
+    with tf.Session() as sess:
+        sess.run(q.enqueue_many([[[1.0, 1.0], [2.0, 2.0]]]))
+        np.testing.assert_allclose(sess.run(y), [[3.0], [6.0]])
+
+
+def test_a_step_that_also_fills_the_queue_stays_a_dataflow():
+    q = tf.FIFOQueue(4, tf.float32, shapes=[])
+    plan = _plan([q.dequeue(), q.enqueue(1.0)])
+    assert plan._flow is not None
+
+
+def test_closing_the_session_cancels_a_serial_dequeue_waiting_in_another_thread():
+    q = tf.FIFOQueue(4, tf.float32, shapes=[])
+    taken = q.dequeue() * 2.0
+    sess = tf.Session()
+    caught = []
+
+    def run():
+        try:
+            sess.run(taken)
+        except tf.errors.OpError as exc:
+            caught.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.3)
+    start = time.monotonic()
+    sess.close()
+    thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - start < 1.0
+    assert isinstance(caught[0], tf.errors.CancelledError)

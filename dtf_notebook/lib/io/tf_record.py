@@ -327,6 +327,41 @@ class _RecordIterator:
         self._offset = offset + _HEADER_SIZE + length + _CRC.size
         return data
 
+    def take(self, n: int) -> list[bytes]:
+        """Up to ``n`` next records (fewer only at the end of the file), framed straight from the read buffer.
+
+        Raises:
+            DataLossError: as iterating does.
+        """
+        out: list[bytes] = []
+        header_size, crc_size = _HEADER_SIZE, _CRC.size
+        while len(out) < n:
+            stream = self._stream
+            if stream is None:
+                break
+            buf, pos = stream._buffer, stream._pos
+            if len(buf) - pos >= header_size:
+                (length,) = _LENGTH.unpack_from(buf, pos)
+                start = pos + header_size
+                end = start + length + crc_size
+                if (
+                    end <= len(buf)
+                    and masked_crc32c(buf[pos : pos + _LENGTH.size]) == _CRC.unpack_from(buf, pos + _LENGTH.size)[0]
+                ):
+                    data = buf[start : end - crc_size]
+                    if masked_crc32c(data) == _CRC.unpack_from(buf, end - crc_size)[0]:
+                        stream._pos = end
+                        self._offset += end - pos
+                        out.append(data)
+                        continue
+            # The buffer ends inside this record, or a CRC failed: one record the careful way (it refills the buffer,
+            # or raises the error naming the offset).
+            record = next(self, None)
+            if record is None:
+                break
+            out.append(record)
+        return out
+
     def _close(self) -> None:
         stream, self._stream = self._stream, None
         if stream is not None:

@@ -62,11 +62,12 @@ def _numpy_dtype(dtype: dtypes.DType) -> Any:
 
 
 class RowStore:
-    """One array per component, ``rows x shape``, grown by doubling; free rows are reused.
+    """One array per component, ``rows x shape``, grown by doubling up to the queue's capacity; free rows are reused.
 
     Args:
         component_types: The queue's component types (see :func:`row_storable`).
         shapes: Their fully defined shapes.
+        capacity: The queue's capacity (negative: unbounded): the most rows ever needed.
 
     Example:
         >>> import torch
@@ -76,7 +77,10 @@ class RowStore:
         ([0], 2, 1)
     """
 
-    def __init__(self, component_types: Sequence[dtypes.DType], shapes: Sequence[tuple[int, ...]]) -> None:
+    def __init__(
+        self, component_types: Sequence[dtypes.DType], shapes: Sequence[tuple[int, ...]], capacity: int = -1
+    ) -> None:
+        self._capacity = int(capacity) if capacity >= 0 else None
         self._dtypes = [_numpy_dtype(t) for t in component_types]
         self._torch = [None if t.is_string else values.torch_dtype(t) for t in component_types]
         self._shapes = [tuple(int(d) for d in s) for s in shapes]
@@ -91,6 +95,8 @@ class RowStore:
     def _grow(self, wanted: int) -> None:
         old = len(self._columns[0])
         new = max(_FIRST_ROWS, 2 * old, old + wanted)
+        if self._capacity is not None:
+            new = max(min(new, self._capacity), old + wanted)
         for i, column in enumerate(self._columns):
             grown = np.empty((new, *column.shape[1:]), dtype=column.dtype)
             grown[:old] = column

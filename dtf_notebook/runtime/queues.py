@@ -256,7 +256,7 @@ class FIFOQueueResource(SharedResource):
         self._limit = _UNBOUNDED if capacity < 0 else int(capacity)
         # What the order below holds per element: a row number of ``_rows``, or else a tuple of private copies.
         self._rows = (
-            RowStore(component_types, self.shapes)
+            RowStore(component_types, self.shapes, self.capacity)
             if self.row_storage and row_storable(self.component_types, self.shapes)
             else None
         )

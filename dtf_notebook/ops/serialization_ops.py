@@ -27,6 +27,7 @@ from dtf_notebook.framework.operation import Operation
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import scalar, unknown_shape
 from dtf_notebook.framework.tensor_tools import make_ndarray
+from dtf_notebook.lib.io.varint import read_varint
 from dtf_notebook.ops.op_helpers import make_op
 from dtf_notebook.runtime.values import from_numpy, to_numpy
 
@@ -81,16 +82,10 @@ def decode_string_list(content: bytes, count: int) -> np.ndarray:
     """
     lengths, pos = [], 0
     for _ in range(count):
-        n, shift = 0, 0
-        while True:
-            if pos >= len(content):
-                raise ValueError("string list ends inside a length")
-            byte = content[pos]
-            pos += 1
-            n |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
+        try:
+            n, pos = read_varint(content, pos)
+        except ValueError:
+            raise ValueError("string list ends inside a length") from None
         lengths.append(n)
     out = np.empty(count, dtype=object)
     for i, n in enumerate(lengths):

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 
 from dtf_notebook import errors
 from dtf_notebook.lib.io.tf_record import masked_crc32c
+from dtf_notebook.lib.io.varint import read_varint
 
 __all__ = ["read_table", "write_table"]
 
@@ -29,16 +30,10 @@ _NO_COMPRESSION = 0
 
 
 def _varint(data: bytes, pos: int, path: str) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise errors.DataLossError(None, None, f"Table {path} is corrupt: a varint runs past its block")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
+    try:
+        return read_varint(data, pos)
+    except ValueError:
+        raise errors.DataLossError(None, None, f"Table {path} is corrupt: a varint runs past its block") from None
 
 
 def _put_varint(out: bytearray, value: int) -> None:

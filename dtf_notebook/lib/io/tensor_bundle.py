@@ -35,6 +35,7 @@ from dtf_notebook import errors
 from dtf_notebook.framework import dtypes
 from dtf_notebook.lib.io.table import read_table, write_table
 from dtf_notebook.lib.io.tf_record import masked_crc32c
+from dtf_notebook.lib.io.varint import read_varint as _varint
 from dtf_notebook.protos.bundle_pb import BundleEntryProto, BundleHeaderProto
 
 __all__ = ["TensorBundleReader", "data_filename", "index_filename", "slice_key", "write_tensor_bundle"]
@@ -98,18 +99,6 @@ def slice_key(name: str, starts: list[int], lengths: list[int]) -> bytes:
 
 
 # ---- reading ----------------------------------------------------------------------------------------------------
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while pos < len(data):
-        byte = data[pos]
-        result |= (byte & 0x7F) << shift
-        pos += 1
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-    raise ValueError("truncated varint")
-
-
 def _extent(proto: Any, size: int) -> tuple[int, int]:
     return (proto.start, proto.length) if proto.HasField("length") else (0, size)
 

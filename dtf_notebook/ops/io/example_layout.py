@@ -30,25 +30,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dtf_notebook.lib.io.varint import read_varint as _varint
+
 __all__ = ["parse_uniform"]
 
 _FLOATS = np.dtype("<f4")
 _LEN = 2  # protobuf wire type of a length-delimited field
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
 
 
 def _fields(data: bytes, start: int, end: int):

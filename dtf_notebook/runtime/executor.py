@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,7 @@ from dtf_notebook.runtime.dataflow import (
 )
 from dtf_notebook.runtime.devices import LocalDevice
 from dtf_notebook.runtime.file_access import FileAccess
+from dtf_notebook.runtime.queue_waits import QUEUE_WAITS, serial_queue_waits
 from dtf_notebook.runtime.rendezvous import WouldBlock
 from dtf_notebook.runtime.resources import ResourceMgr
 
@@ -230,44 +231,6 @@ class KernelContext:
                 gen.seed()
             self.state.generators[key] = gen
         return gen
-
-
-#: Kernels that wait for other steps to fill their queue, and those that fill or close a queue (see Plan).
-_DEQUEUES = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"})
-_QUEUE_FEEDERS = frozenset({"QueueEnqueueV2", "QueueEnqueueManyV2", "QueueCloseV2"})
-
-
-def _dequeues_wait_serially(types: Collection[str]) -> bool:
-    """Whether the dequeues of a plan of these kernels may wait on the calling thread, in plan order: nothing in it
-    fills or closes a queue (its dequeues wait for other steps whatever the order) and it sends or receives nothing
-    (moving a send behind a dequeue could stall another task's receive)."""
-    return _QUEUE_FEEDERS.isdisjoint(types) and TRANSFER_TYPES.isdisjoint(types)
-
-
-def _dequeues_last(ops: list[Operation]) -> list[Operation]:
-    """``ops`` (a topological order) with every op that depends on a dequeue moved after every op that does not,
-    when the plan's dequeues will wait serially: another op's error then ends the step before a dequeue waits, as
-    in TF, where a blocked kernel never holds back the rest of the step.
-
-    Example:
-        >>> import dtf_notebook as tf
-        >>> with tf.Graph().as_default():
-        ...     q = tf.FIFOQueue(1, tf.float32); x = q.dequeue() + 1.0; c = tf.constant(2.0)
-        >>> [op.type for op in _dequeues_last([q.queue_ref.op, x.op.inputs[0].op, x.op.inputs[1].op, x.op, c.op])]
-        ['FIFOQueueV2', 'Const', 'Const', 'QueueDequeueV2', 'Add']
-    """
-    types = {op._type for op in ops}
-    if types.isdisjoint(_DEQUEUES) or not _dequeues_wait_serially(types):
-        return ops
-    after: set[Operation] = set()
-    for op in ops:
-        if (
-            op._type in _DEQUEUES
-            or any(t.op in after for t in op._inputs)
-            or any(c in after for c in op._control_inputs)
-        ):
-            after.add(op)
-    return [op for op in ops if op not in after] + [op for op in ops if op in after]
 
 
 #: Below this mean time per step (seconds, a decaying estimate over runs) a plan's steps run on one thread:
@@ -500,7 +463,7 @@ class Plan:
         self._torch_devices: dict[str, torch.device] = {}
         roots = [f.op if isinstance(f, Tensor) else f for f in fetches if not (isinstance(f, Tensor) and f in fed)]
         roots += list(targets)
-        self.ops = _dequeues_last(needed_ops(roots, fed))
+        self.ops, self._waits_serially = serial_queue_waits(needed_ops(roots, fed))
         self._slots: dict[Tensor, int] = {}
         self._next_slot = 1  # slot 0: step context
         for t in feeds:
@@ -563,14 +526,12 @@ class Plan:
         # and a receive lets out the step's held-back sends before it waits. As a dataflow the receives were handed
         # to threads waiting for the GIL, and a training step over ps tasks took 30% longer.
         transfers = set(self._transfers)
-        # So does a plan whose other waits are dequeues, when nothing in it could fill or close a queue: its dequeues
-        # wait for other steps (queue runners' enqueues) whatever the order, and blocking the calling thread costs
-        # nothing. A training step reading a queue-runner pipeline spent a third of its time scheduling as a dataflow.
+        # So does a plan whose other waits are on queues that nothing in it fills, drains or closes (see
+        # queue_waits): a training step reading a queue-runner pipeline spent a third of its time scheduling as a
+        # dataflow.
         types = self._kernel_types()
-        serial_dequeues = _dequeues_wait_serially(types)
-        self._dequeues = serial_dequeues and any(t in _DEQUEUES for t in types)
         waits = any(
-            blocking and i not in transfers and not (serial_dequeues and types[i] in _DEQUEUES)
+            blocking and i not in transfers and not (self._waits_serially and types[i] in QUEUE_WAITS)
             for i, blocking in enumerate(self._blocking)
         )
         # A receive that may get a dead value (a partition of a graph with control flow, say a cond's branch on
@@ -705,7 +666,7 @@ class Plan:
     def resumable(self) -> bool:
         """Whether :meth:`start` can run this plan: its steps run one after another in plan order (no control
         flow, no kernel that may wait other than a receive)."""
-        return self._flow is None and self._parallel is None and not self._dequeues
+        return self._flow is None and self._parallel is None and not self._waits_serially
 
     def start(self, feed_values: Sequence[Any], step: StepContext) -> SerialRun:
         """A run of this (:attr:`resumable`) plan that stops, instead of waiting, at a receive whose value is not

@@ -113,6 +113,20 @@ min_after_dequeue was 2
         pool[index], pool[-1] = pool[-1], pool[index]
         return pool.pop()
 
+    def _pop_many(self, k: int) -> list[Any]:
+        # The same draws and swaps as ``k`` calls of _pop, without a method call and randrange's checks per element
+        # (``randrange(n)`` is ``_randbelow(n)`` for an int n > 0).
+        pool, below, out = self._pool, self._rng._randbelow, []
+        for _ in range(k):
+            index = below(len(pool))
+            last = pool.pop()
+            if index < len(pool):
+                out.append(pool[index])
+                pool[index] = last
+            else:
+                out.append(last)
+        return out
+
     def _put_back(self, taken: list[Any]) -> None:
         self._pool.extend(taken)
 

@@ -477,8 +477,7 @@ class FIFOQueueResource(SharedResource):
                 while len(taken) < n:
                     self.wait_until(ready, step, f"{n - len(taken)} more elements of queue '{self.name}'")
                     if self._available():
-                        while self._available() and len(taken) < n:
-                            taken.append(self._pop())
+                        taken.extend(self._pop_many(min(self._available(), n - len(taken))))
                         self._cond.notify_all()
                     elif allow_smaller and taken:
                         break
@@ -504,6 +503,11 @@ class FIFOQueueResource(SharedResource):
 
     def _pop(self) -> tuple[Any, ...]:
         return self._items.popleft()
+
+    def _pop_many(self, k: int) -> list[Any]:
+        """``k`` elements as ``k`` calls of :meth:`_pop` would take them (the caller checked they are there)."""
+        pop = self._pop
+        return [pop() for _ in range(k)]
 
     def _put_back(self, taken: list[tuple[Any, ...]]) -> None:
         """Returns elements taken by a dequeue that failed, so the next dequeue sees them first."""

@@ -469,3 +469,36 @@ def test_closing_the_session_cancels_a_serial_dequeue_waiting_in_another_thread(
     thread.join(5)
     assert not thread.is_alive() and time.monotonic() - start < 1.0
     assert isinstance(caught[0], tf.errors.CancelledError)
+
+
+def test_a_queue_runners_read_parse_enqueue_step_runs_serially(tmp_path):
+    path = str(tmp_path / "r.tfrecord")
+    with tf.python_io.TFRecordWriter(path) as writer:
+        for i in range(4):
+            writer.write(b"record %d" % i)
+    files = tf.train.string_input_producer([path], shuffle=False)
+    _, records = tf.TFRecordReader().read_up_to(files, 4)
+    out = tf.FIFOQueue(10, tf.string, shapes=[[]])
+    enqueue = out.enqueue_many([records])
+    plan = _plan([enqueue])
+    assert plan._flow is None and not plan.resumable
+    with tf.Session() as sess:
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        sess.run(enqueue)
+        assert sess.run(out.dequeue_many(4)).tolist() == [b"record %d" % i for i in range(4)]
+        coord.request_stop()
+        coord.join(threads)
+
+
+def test_two_queue_ops_of_one_shared_name_are_one_queue_to_the_decision():
+    a = tf.FIFOQueue(4, tf.float32, shapes=[], shared_name="same")
+    b = tf.FIFOQueue(4, tf.float32, shapes=[], shared_name="same")
+    other = tf.FIFOQueue(4, tf.float32, shapes=[])
+    assert _plan([a.dequeue(), b.enqueue(1.0)])._flow is not None  # the enqueue may end the dequeue's wait
+    serial = _plan([a.dequeue(), other.enqueue(1.0)])
+    assert serial._flow is None
+    with tf.Session() as sess:
+        sess.run(b.enqueue(5.0))
+        assert sess.run([a.dequeue(), other.enqueue(1.0)])[0] == 5.0
+        assert sess.run(other.size()) == 1

@@ -62,18 +62,22 @@ def _byte_list(value: Any) -> list[bytes]:
     return [bytes(b) for b in np.asarray(value, dtype=object).reshape(-1)]
 
 
-def _dense_specs(op: Operation, defaults: list[Any], prefix: str = "") -> list[Dense]:
-    specs = []
+def _dense_attrs(op: Operation, prefix: str = "") -> list[tuple[Any, ...]]:
+    """``(key, dtype, shape, may be missing)`` of each dense output (read once, when the kernel is built)."""
     keys, types, shapes = (op.get_attr(prefix + a) for a in ("dense_keys", "Tdense", "dense_shapes"))
     missing = op.get_attr(prefix + "dense_missing") if prefix else [False] * len(keys)
-    for key, dtype, shape, default, may_miss in zip(keys, types, shapes, defaults, missing):
-        shape = tuple(shape)
+    return [(k, t, tuple(s), bool(m)) for k, t, s, m in zip(keys, types, shapes, missing)]
+
+
+def _dense_specs(op: Operation, defaults: list[Any], prefix: str = "", attrs: list | None = None) -> list[Dense]:
+    specs = []
+    for (key, dtype, shape, may_miss), default in zip(attrs or _dense_attrs(op, prefix), defaults):
         array = None if default is None else _numpy(default)
         if array is not None and array.size == 0 and not (shape and shape[0] is None):
             array = None  # an empty default: the feature is required
         elif array is not None and not (shape and shape[0] is None):
             array = array.reshape(shape)
-        specs.append(Dense(key, dtype, shape, array, bool(may_miss)))
+        specs.append(Dense(key, dtype, shape, array, may_miss))
     return specs
 
 
@@ -121,12 +125,12 @@ def _parse_example_infer(op: Operation) -> list:
 
 
 def _parse_example_kernel(op: Operation, ctx: Any) -> Any:
-    sparse, features = _sparse_specs(op), _feature_specs(op)
+    sparse, features, attrs = _sparse_specs(op), _feature_specs(op), _dense_attrs(op)
 
     def run(serialized: Any, names: Any, *defaults: Any) -> tuple:
         single = np.ndim(serialized) == 0
         name_list = _byte_list(names) or None
-        dense = _dense_specs(op, list(defaults))
+        dense = _dense_specs(op, list(defaults), attrs=attrs)
         dense_out, sparse_out, feature_out = parse_examples(
             _byte_list(serialized), name_list, single, dense, sparse, features
         )

@@ -493,14 +493,11 @@ class FlowRun:
                 self._enqueue(i, it)
         on_abort = getattr(self.step, "on_abort", None)
         remove = None if on_abort is None else on_abort(self._cancel)
-        start = time.thread_time()
         try:
             self._drain(main=True)
         finally:
             if remove is not None:
                 remove()
-            with self.lock:
-                self.cpu_secs += time.thread_time() - start
         return self.failure
 
     def _cancel(self, error: BaseException) -> None:
@@ -567,7 +564,6 @@ class FlowRun:
             lock.release()
 
     def _help(self) -> None:
-        start = time.thread_time()
         if torch.get_num_threads() != self.intra_threads:
             torch.set_num_threads(self.intra_threads)  # OpenMP's thread count is per thread
         try:
@@ -575,22 +571,26 @@ class FlowRun:
         finally:
             with self.lock:
                 self.helpers -= 1
-                self.cpu_secs += time.thread_time() - start
                 if self.waiting:
                     self.cond.notify()
 
     def _run_then_help(self, i: int, it: _Iteration) -> None:
-        start = time.thread_time()
         if torch.get_num_threads() != self.intra_threads:
             torch.set_num_threads(self.intra_threads)
-        try:
-            self._drain(main=False, done=self._run_step(i, it))
-        finally:
-            with self.lock:
-                self.cpu_secs += time.thread_time() - start
+        self._drain(main=False, done=self._run_step(i, it))
 
     def _run_step(self, i: int, it: _Iteration) -> tuple:
-        """Runs step ``i`` of ``it`` without the lock; returns what :meth:`_finish` needs."""
+        """Runs step ``i`` of ``it`` without the lock; returns what :meth:`_finish` needs.
+
+        Its thread's CPU time goes into :attr:`cpu_secs` before :meth:`_finish` can let the run end (added without
+        the lock: an estimate may lose a rare race, as ``executed`` may)."""
+        start = time.thread_time()
+        try:
+            return self._run_kernel(i, it)
+        finally:
+            self.cpu_secs += time.thread_time() - start
+
+    def _run_kernel(self, i: int, it: _Iteration) -> tuple:
         flow = self.flow
         kind = flow.kinds[i]
         vals = it.vals

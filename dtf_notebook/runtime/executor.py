@@ -696,7 +696,10 @@ class Plan:
         ``secs`` is CPU time of the threads that ran the steps, not wall time: a kernel waiting for its queue, or a
         thread waiting for the GIL while a queue runner's thread parses records, is no work that more threads would
         share. (With wall time, a training step reading from a queue-runner pipeline looked heavy, went parallel, and
-        its helper threads' hand-offs under the contended GIL cut it from 230 to 140 steps/s.)"""
+        its helper threads' hand-offs under the contended GIL cut it from 230 to 140 steps/s.) The price: branches that
+        mostly wait outside Python (a ``py_func`` fetching over the network) no longer count as heavy, so they run one
+        after another unless the step's other work is heavy; ``inter_op_parallelism_threads`` still caps, never forces.
+        """
         if self._warm:
             self._step_secs = 0.5 * self._step_secs + 0.5 * secs / max(1, steps)
         self._warm = True

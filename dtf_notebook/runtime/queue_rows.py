@@ -32,6 +32,7 @@ from dtf_notebook.runtime import values
 __all__ = ["RowStore", "row_storable"]
 
 _FIRST_ROWS = 64
+_FIRST_BYTES = 1 << 20  # the first allocation holds at most this much (or the first batch): big rows grow from few
 
 
 def row_storable(component_types: Sequence[dtypes.DType], shapes: Sequence[tuple[Any, ...]]) -> bool:
@@ -44,8 +45,8 @@ def row_storable(component_types: Sequence[dtypes.DType], shapes: Sequence[tuple
     """
     if not shapes or len(shapes) != len(component_types):
         return False
-    if any(d is None for shape in shapes for d in shape):
-        return False
+    if any(shape is None or any(d is None for d in shape) for shape in shapes):
+        return False  # (a shape of unknown rank, or an unknown dimension)
     return all(_numpy_dtype(t) is not None for t in component_types)
 
 
@@ -94,7 +95,9 @@ class RowStore:
 
     def _grow(self, wanted: int) -> None:
         old = len(self._columns[0])
-        new = max(_FIRST_ROWS, 2 * old, old + wanted)
+        row_bytes = sum(c.dtype.itemsize * int(np.prod(c.shape[1:])) for c in self._columns)
+        first = max(1, min(_FIRST_ROWS, _FIRST_BYTES // max(1, row_bytes)))
+        new = max(first, 2 * old, old + wanted)
         if self._capacity is not None:
             new = max(min(new, self._capacity), old + wanted)
         for i, column in enumerate(self._columns):
@@ -108,21 +111,23 @@ class RowStore:
         """Copies elements ``start:stop`` of a batch (components split along dimension 0) into free rows; returns
         their row numbers, in order."""
         count = stop - start
+        arrays = [_as_numpy(value)[start:stop] for value in components]  # (before taking rows: this may fail)
         if count > len(self._free):
             self._grow(count - len(self._free))
         rows = [self._free.pop() for _ in range(count)]
         index = np.asarray(rows, dtype=np.intp)
-        for column, value in zip(self._columns, components):
-            column[index] = _as_numpy(value)[start:stop]
+        for column, array in zip(self._columns, arrays):
+            column[index] = array
         return rows
 
     def put_one(self, components: Sequence[Any]) -> int:
         """Copies one element into a free row; returns its row number."""
+        arrays = [_as_numpy(value) for value in components]
         if not self._free:
             self._grow(1)
         row = self._free.pop()
-        for column, value in zip(self._columns, components):
-            column[row, ...] = _as_numpy(value)  # (``column[row] =`` would store a 0-d object array as an object)
+        for column, array in zip(self._columns, arrays):
+            column[row, ...] = array  # (``column[row] =`` would store a 0-d object array as an object)
         return row
 
     def take(self, rows: Sequence[int]) -> tuple[Any, ...]:
@@ -130,14 +135,21 @@ class RowStore:
         free again afterwards."""
         index = np.asarray(rows, dtype=np.intp)
         out = tuple(self._out(column.take(index, axis=0), i) for i, column in enumerate(self._columns))
+        self._release(index)
         self._free.extend(rows)
         return out
 
     def take_one(self, row: int) -> tuple[Any, ...]:
         """The element of ``row`` (no batch dimension); the row is free again afterwards."""
         out = tuple(self._out(column[row, ...].copy(), i) for i, column in enumerate(self._columns))
+        self._release(row)
         self._free.append(row)
         return out
+
+    def _release(self, rows: Any) -> None:
+        for column in self._columns:
+            if column.dtype == object:
+                column[rows, ...] = None  # free rows keep no strings alive
 
     def _out(self, array: np.ndarray, i: int) -> Any:
         return array if self._torch[i] is None else torch.from_numpy(array)

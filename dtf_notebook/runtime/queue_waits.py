@@ -41,16 +41,17 @@ QUEUE_WAITS = frozenset({*_WANT_ELEMENTS, *_READS, *_WANT_ROOM})
 _QUEUES = frozenset({"FIFOQueueV2", "RandomShuffleQueueV2", "PaddingFIFOQueueV2", "PriorityQueueV2"})
 
 
-def _queue(op: Any, index: int) -> tuple[str, ...] | None:
-    """The queue an op works on: its container and shared name (or the queue op's own name), None if unknown."""
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value or "")
+
+
+def _queue(op: Any, index: int) -> tuple[str, str] | None:
+    """The queue an op works on: its container and resource name (the shared name, else the queue op's name, which
+    may name the same resource), None if unknown."""
     handle = op._inputs[index].op
     if handle._type not in _QUEUES:
         return None
-    shared = handle._attrs.get("shared_name") or ""
-    shared = shared.decode() if isinstance(shared, bytes) else str(shared)
-    container = handle._attrs.get("container") or ""
-    container = container.decode() if isinstance(container, bytes) else str(container)
-    return ("shared", container, shared) if shared else ("op", handle.name)
+    return _text(handle._attrs.get("container")), _text(handle._attrs.get("shared_name")) or handle.name
 
 
 def serial_queue_waits(ops: Sequence[Any]) -> tuple[list[Any], bool]:
@@ -85,12 +86,21 @@ def serial_queue_waits(ops: Sequence[Any]) -> tuple[list[Any], bool]:
                 return ops, False
     if not waits or want_elements & filled or want_room & drained:
         return ops, False
-    after: set[Any] = set()
+    # The waits must form a chain, each depending on the one before, so that no two could wait at once: two
+    # independent waits (a request queue and a response queue that another thread links) may each need the other to
+    # end, where TF's executor waits on both together. ``level`` is the index of the latest wait an op depends on.
+    level: dict[Any, int] = {}
+    chain = 0
     for op in ops:
-        if (
-            op._type in QUEUE_WAITS
-            or any(t.op in after for t in op._inputs)
-            or any(c in after for c in op._control_inputs)
-        ):
-            after.add(op)
-    return [op for op in ops if op not in after] + [op for op in ops if op in after], True
+        deps = [t.op for t in op._inputs] + list(op._control_inputs)
+        latest = max((level[d] + (d._type in QUEUE_WAITS) for d in deps if d in level), default=-1)
+        if op._type in QUEUE_WAITS:
+            if latest != chain - 1:
+                return ops, False
+            chain += 1
+        level[op] = latest
+    # Each op right after the wait it last depends on, each wait after every op its predecessor allows: an op that
+    # can run before a wait does, so its error ends the step before the wait starts (a sort by (level, is a wait)
+    # keeps inputs first: a wait's level is below that of the ops that read it).
+    order = {op: i for i, op in enumerate(ops)}
+    return sorted(ops, key=lambda op: (level[op], op._type in QUEUE_WAITS, order[op])), True

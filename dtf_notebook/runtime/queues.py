@@ -366,6 +366,8 @@ class FIFOQueueResource(SharedResource):
         with self._cond:
             self._check_open()
             epoch = self._cancelled
+            if element is None and self.size() >= self._limit:
+                components = tuple(_copy(v) for v in components)  # it waits for room: the value as it is now
             self.wait_until(lambda: self._enqueue_ready(epoch), step, f"room in queue '{self.name}'")
             self._push(self._rows.put_one(components) if element is None else element)
             self._cond.notify_all()
@@ -387,6 +389,8 @@ class FIFOQueueResource(SharedResource):
         with self._cond:
             self._check_open()
             epoch = self._cancelled
+            if elements is None and self._limit - self.size() < count:
+                components = tuple(_copy(v) for v in components)  # it waits for room: the values as they are now
             done = 0
             while done < count:
                 self.wait_until(lambda: self._enqueue_ready(epoch), step, f"room in queue '{self.name}'")

@@ -495,10 +495,26 @@ def test_two_queue_ops_of_one_shared_name_are_one_queue_to_the_decision():
     a = tf.FIFOQueue(4, tf.float32, shapes=[], shared_name="same")
     b = tf.FIFOQueue(4, tf.float32, shapes=[], shared_name="same")
     other = tf.FIFOQueue(4, tf.float32, shapes=[])
-    assert _plan([a.dequeue(), b.enqueue(1.0)])._flow is not None  # the enqueue may end the dequeue's wait
-    serial = _plan([a.dequeue(), other.enqueue(1.0)])
+    assert _plan([b.enqueue(a.dequeue())])._flow is not None  # the enqueue may end the dequeue's wait
+    serial = _plan([other.enqueue(a.dequeue())])
     assert serial._flow is None
     with tf.Session() as sess:
         sess.run(b.enqueue(5.0))
-        assert sess.run([a.dequeue(), other.enqueue(1.0)])[0] == 5.0
-        assert sess.run(other.size()) == 1
+        sess.run(other.enqueue(a.dequeue()))
+        assert sess.run(other.dequeue()) == 5.0
+
+
+def test_two_independent_queue_waits_linked_by_another_thread_finish_as_in_tf():
+    # A server thread answers each request: resp.enqueue(req.dequeue() * 2). The client's one step waits for the
+    # answer and sends the request; run serially in plan order it would wait for an answer to a request never sent.
+    req = tf.FIFOQueue(4, tf.float32, shapes=[])
+    resp = tf.FIFOQueue(4, tf.float32, shapes=[])
+    serve = resp.enqueue(req.dequeue() * 2.0)
+    answer = resp.dequeue()
+    ask = req.enqueue(3.0)
+    assert _plan([answer, ask])._flow is not None
+    with tf.Session(config=tf.ConfigProto(operation_timeout_in_ms=10000)) as sess:
+        server = threading.Thread(target=sess.run, args=(serve,))
+        server.start()
+        assert sess.run([answer, ask]) == [6.0, None]
+        server.join(5)

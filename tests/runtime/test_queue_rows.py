@@ -83,8 +83,7 @@ def test_shuffle_batch_pipeline_matches_tensorflows_multiset():
                 coord = lib.train.Coordinator()
                 threads = lib.train.start_queue_runners(sess, coord)
                 got = [sess.run([xb, yb]) for _ in range(8)]
-                coord.request_stop()
-                sess.run(xb.graph.get_collection(lib.GraphKeys.QUEUE_RUNNERS)[0].cancel_op)
+                coord.request_stop()  # (the runner's close-on-stop thread cancels its pending enqueue)
                 coord.join(threads)
         rows = sorted((tuple(r), n) for xs, ys in got for r, n in zip(xs.tolist(), ys.tolist()))
         results.append(rows)
@@ -92,3 +91,35 @@ def test_shuffle_batch_pipeline_matches_tensorflows_multiset():
     for rows in results:
         assert all(int(r[0]) // 3 == int(n[1:]) for r, n in rows)
         assert len(rows) == 40
+
+
+def test_a_queue_of_unknown_rank_keeps_tuples():
+    from dtf_notebook.framework.tensor_shape import unknown_shape
+
+    assert FIFOQueueResource("q", [dtypes.float32], [unknown_shape()], capacity=2)._rows is None
+
+
+def test_an_enqueue_that_waits_for_room_keeps_the_value_it_was_given():
+    import threading
+
+    q = FIFOQueueResource("q", [dtypes.float32], [(2,)], capacity=1)
+    q.enqueue((torch.zeros(2),), step=None)
+    value = torch.ones(2)
+    waiting = threading.Thread(target=q.enqueue, args=((value,), None))
+    waiting.start()
+    while waiting.is_alive() and not q._cond._waiters:  # the enqueue is waiting for room
+        pass
+    value += 10.0  # the enqueued tensor (a variable's buffer, say) changes while the enqueue waits
+    assert q.dequeue(step=None)[0].tolist() == [0.0, 0.0]
+    waiting.join(5)
+    assert q.dequeue(step=None)[0].tolist() == [1.0, 1.0]
+
+
+def test_big_rows_start_small_and_freed_string_rows_hold_nothing():
+    store = RowStore([dtypes.float32], [(1 << 20,)], capacity=100)  # 4 MiB rows
+    store.put((torch.zeros(1, 1 << 20),), 0, 1)
+    assert len(store._columns[0]) == 1
+    strings = RowStore([dtypes.string], [()])
+    rows = strings.put((np.array([b"x" * 1000, b"y"], dtype=object),), 0, 2)
+    strings.take(rows)
+    assert all(v is None for v in strings._columns[0])

@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def _fields(data: bytes, start: int, end: int):
         raise ValueError("field runs past its message")
 
 
-def _locate(record: bytes, wanted: Sequence[tuple[str, str, int]]) -> list[tuple[int, int, list[int]]] | None:
+def _locate(record: bytes, wanted: Sequence[tuple[str, str, int]]) -> list[tuple[int, int, Any]] | None:
     """Per wanted feature: the start and end of its packed values in ``record`` and, for an int list, the end offset
     of each varint; None when a feature is missing, repeated, of another kind or count, or not packed."""
     found: dict[str, tuple[int, int, int]] = {}  # key -> (kind field, values start, values end)
@@ -80,6 +81,8 @@ def _locate(record: bytes, wanted: Sequence[tuple[str, str, int]]) -> list[tuple
             for field, field_wire, s, e in _fields(record, entry_start, entry_end):
                 if field_wire != _LEN:
                     return None
+                if (field == 1 and key is not None) or (field == 2 and feature is not None):
+                    return None  # a repeated field of the entry: protobuf merges them
                 if field == 1:
                     key = record[s:e]
                 elif field == 2:
@@ -105,17 +108,17 @@ def _locate(record: bytes, wanted: Sequence[tuple[str, str, int]]) -> list[tuple
         if kind == "float":
             if field != 2 or end - start != 4 * count:
                 return None
-            out.append((start, end, []))
+            out.append((start, end, None))
         else:
             if field != 3:
                 return None
-            ends = []
-            pos = start
-            while pos < end:
-                _, pos = _varint(record, pos)
-                ends.append(pos)
-            if len(ends) != count or pos != end:
+            # A varint ends at each byte without the continuation bit; the last byte must end one.
+            block = np.frombuffer(record, dtype=np.uint8, count=end - start, offset=start)
+            ends = np.flatnonzero(block < 0x80) + (start + 1)
+            if len(ends) != count or (count and ends[-1] != end) or (not count and end != start):
                 return None
+            if count and np.diff(ends, prepend=start).max() > 10:
+                return None  # longer than a 64-bit varint: protobuf's path says what is wrong
             out.append((start, end, ends))
     return out
 
@@ -158,16 +161,19 @@ def parse_uniform(serialized: Sequence[bytes], wanted: Sequence[tuple[str, str, 
         if kind == "float":
             out.append(block.copy().view(_FLOATS).astype(np.float32, copy=False).reshape(len(serialized), count))
             continue
+        if not count:
+            out.append(np.zeros((len(serialized), 0), dtype=np.int64))
+            continue
         # Every record's varints must end where the first one's do: continuation bits everywhere but at each end.
         last = np.zeros(end - start, dtype=bool)
-        last[np.asarray(ends, dtype=np.intp) - start - 1] = True
+        last[ends - start - 1] = True
         if not ((block >= 0x80) != last).all():
             return None
-        values = np.zeros((len(serialized), count), dtype=np.uint64)
-        begin = start
-        for i, stop in enumerate(ends):
-            for k, column in enumerate(range(begin, stop)):
-                values[:, i] |= (rows[:, column].astype(np.uint64) & np.uint64(0x7F)) << np.uint64(7 * k)
-            begin = stop
+        # Each byte's 7 bits shifted to its place in its varint, summed per varint (the fields are disjoint, so the
+        # sum is their union; uint64 drops what a 10th byte shifts past bit 63, as protobuf does).
+        starts = np.concatenate([[0], ends[:-1] - start]).astype(np.intp)
+        place = np.arange(end - start) - np.repeat(starts, np.diff(ends - start, prepend=0))
+        bits = (block & 0x7F).astype(np.uint64) << (7 * place).astype(np.uint64)
+        values = np.add.reduceat(bits, starts, axis=1) if count else np.zeros((len(serialized), 0), np.uint64)
         out.append(values.view(np.int64))
     return out

@@ -160,6 +160,25 @@ def run_clients(
     return results
 
 
+def mlp_loss(tf: Any, x: Any, y: Any) -> Any:
+    """The seeds' 784-100-10 network's mean cross entropy on ``x``, ``y`` (its variables made in the caller's scope),
+    shared by every benchmark that trains it.
+
+    Example:
+        >>> import dtf_notebook.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     loss = mlp_loss(tf, tf.zeros([2, 784]), tf.constant([1, 2], tf.int64))
+        >>> loss.shape.as_list()
+        []
+    """
+    w1 = tf.get_variable("weights_1", [784, 100])
+    b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
+    w2 = tf.get_variable("weights_2", [100, 10])
+    b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
+    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+    return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+
+
 def build_mlp(tf: Any, learning_rate: float) -> tuple[Any, Any, Any, Any]:
     """The seeds' async MLP (784-100-10, plain GD with a global step), built under the caller's device scope by
     every training benchmark, so each layout times the same graph: ``x``, ``y``, ``loss``, ``train_op``.
@@ -173,12 +192,7 @@ def build_mlp(tf: Any, learning_rate: float) -> tuple[Any, Any, Any, Any]:
     """
     x = tf.placeholder(tf.float32, [None, 784])
     y = tf.placeholder(tf.int64, [None])
-    w1 = tf.get_variable("weights_1", [784, 100])
-    b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
-    w2 = tf.get_variable("weights_2", [100, 10])
-    b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
-    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    loss = mlp_loss(tf, x, y)
     global_step = tf.train.get_or_create_global_step()
     train_op = tf.train.GradientDescentOptimizer(learning_rate).minimize(loss, global_step=global_step)
     return x, y, loss, train_op

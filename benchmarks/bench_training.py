@@ -185,12 +185,7 @@ def session_step(stack: contextlib.ExitStack) -> Callable[[], None]:
     with tf.Graph().as_default() as graph:
         x = tf.placeholder(tf.float32, [None, 784])
         y = tf.placeholder(tf.int64, [None])
-        w1 = tf.get_variable("weights_1", [784, 100])
-        b1 = tf.get_variable("biases_1", [100], initializer=tf.zeros_initializer())
-        w2 = tf.get_variable("weights_2", [100, 10])
-        b2 = tf.get_variable("biases_2", [10], initializer=tf.zeros_initializer())
-        logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        loss = _layout.mlp_loss(tf, x, y)
         train_op = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
         init = tf.global_variables_initializer()
     sess = stack.enter_context(tf.Session(graph=graph))

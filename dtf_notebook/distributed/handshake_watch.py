@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import socket
 
 from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_key import ClusterKey
@@ -34,7 +35,7 @@ from dtf_notebook.distributed.zmq_util import _DISCONNECTED, _POLLIN, unwatch_br
 from dtf_notebook.distributed.zmq_util import _EVENTS as _SOCKET_EVENTS
 from dtf_notebook.lazy_modules import zmq
 
-__all__ = ["HandshakeWatch", "read_events", "refusal", "unwatch", "watch"]
+__all__ = ["HandshakeWatch", "greeting_mechanism", "read_events", "refusal", "unwatch", "watch"]
 
 # zmq.h's ZMQ_EVENT_HANDSHAKE_* values, written out so that importing this module does not import pyzmq (a test
 # checks them against pyzmq's).
@@ -55,13 +56,14 @@ class HandshakeWatch:
     Made by :func:`watch`; :func:`read_events` and :func:`refusal` read it, :func:`unwatch` closes it.
     """
 
-    __slots__ = ("monitor", "failures_in_a_row", "failure", "breaks")
+    __slots__ = ("monitor", "failures_in_a_row", "failure", "breaks", "unclear")
 
     def __init__(self, monitor: zmq.Socket) -> None:
         self.monitor = monitor
         self.failures_in_a_row = 0
         self.failure: str | None = None
         self.breaks = 0
+        self.unclear = False  # a handshake failed without saying why since the task's greeting was last probed
 
 
 def watch(sock: zmq.Socket) -> HandshakeWatch:
@@ -97,11 +99,16 @@ def read_events(handshakes: HandshakeWatch, key: ClusterKey | None) -> None:
         elif event == _SUCCEEDED:
             handshakes.failures_in_a_row = 0
             handshakes.failure = None
+            handshakes.unclear = False
         elif event in (_PROTOCOL, _AUTH):
             handshakes.failure = "protocol" if event == _PROTOCOL else "refused"
-        elif event == _NO_DETAIL and key is not None and value == errno.EPIPE:
+        elif event == _NO_DETAIL:
             # A task with another key closes on our hello (we see EPIPE); a reset (ECONNRESET) is a task going
-            # down. Without a key, a key mismatch is always a PROTOCOL failure.
+            # down, or a task that speaks another mechanism and closed before we read its greeting (a race a
+            # loaded machine loses now and then): refusal() then asks the task which mechanism it speaks.
+            handshakes.unclear = True
+            if key is None or value != errno.EPIPE:
+                continue
             handshakes.failures_in_a_row += 1
             if handshakes.failures_in_a_row >= _NO_DETAIL_IN_A_ROW:
                 handshakes.failure = "refused"
@@ -115,6 +122,11 @@ def refusal(handshakes: HandshakeWatch, address: str, key: ClusterKey | None) ->
     """
     read_events(handshakes, key)
     failure, handshakes.failure = handshakes.failure, None
+    if failure is None and handshakes.unclear:
+        handshakes.unclear = False
+        spoken = greeting_mechanism(address)
+        if spoken is not None and spoken != ("NULL" if key is None else "CURVE"):
+            failure = "protocol"
     if failure is None:
         return None
     if key is None:
@@ -130,3 +142,50 @@ def refusal(handshakes: HandshakeWatch, address: str, key: ClusterKey | None) ->
         why = f"it has another cluster key than this client's ({key.fingerprint})"
         fix = "use the key the cluster was started with"
     return errors.UnauthenticatedError(None, None, f"The task at {address} refused this client: {why}; {fix}")
+
+
+def greeting_mechanism(address: str, timeout: float = 1.0) -> str | None:
+    """The security mechanism (``"NULL"``, ``"CURVE"``) the ZeroMQ task at ``host:port`` announces in its ZMTP 3
+    greeting; None when no greeting comes (nothing listens, the connection is reset, or it is no ZeroMQ task).
+
+    It reads the greeting as libzmq's own client does, a step at a time (signature, then major version), so
+    the task sends all of its greeting before it could see a mismatch and close; it never sends a mechanism.
+
+    Example:
+        >>> from dtf_notebook.distributed.cluster_key import ClusterKey
+        >>> from dtf_notebook.distributed.service_socket import ServiceSocket
+        >>> server = ServiceSocket("127.0.0.1:0", lambda m, h, t: ({}, []), cluster_key=ClusterKey.generate())
+        >>> greeting_mechanism(server.address)
+        'CURVE'
+        >>> server.close()
+    """
+    if "://" in address and not address.startswith("tcp://"):
+        return None
+    host, _, port = address.split("://")[-1].rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as probe:
+            probe.sendall(_SIGNATURE)
+            theirs = _read_exactly(probe, len(_SIGNATURE))
+            if theirs[:1] != b"\xff" or theirs[-1:] != b"\x7f":
+                return None
+            probe.sendall(b"\x03")  # ZMTP 3: the task answers with the rest of its greeting
+            rest = _read_exactly(probe, _GREETING - len(_SIGNATURE))
+    except (OSError, ValueError):
+        return None
+    if len(rest) < 22:  # version (2 bytes) and mechanism (20)
+        return None
+    return rest[2:22].rstrip(b"\0").decode("ascii", "replace")
+
+
+_SIGNATURE = b"\xff" + b"\0" * 8 + b"\x7f"  # ZMTP 3 (RFC 23): signature, then version, mechanism, as-server, filler
+_GREETING = 64
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data

@@ -42,7 +42,14 @@ from dtf_notebook.distributed.curve import admit, curve_keys
 from dtf_notebook.distributed.loop_peers import LoopPeers, ReplyCallback
 from dtf_notebook.distributed.peer_limits import PeerLedger, current_peer
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
+from dtf_notebook.distributed.zmq_util import (
+    _apply_common_options,
+    _drain,
+    _push_from_thread,
+    _tcp,
+    send_frames,
+    wait_for_port_release,
+)
 from dtf_notebook.lazy_modules import zmq
 
 Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Sequence[Any]]]
@@ -462,6 +469,7 @@ class ServiceSocket:
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._auth is not None:
             self._auth.release()
+        wait_for_port_release(self.address)
 
 
 def _bind_with_retry(sock: zmq.Socket, endpoint: str, patience: float = 3.0) -> None:

@@ -14,8 +14,10 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import socket
 import struct
 import threading
+import time
 from typing import Any
 
 from dtf_notebook.lazy_modules import zmq
@@ -137,3 +139,39 @@ def send_frames(sock: zmq.Socket, frames: list[Any], flags: int = 0) -> None:
     send, last = sock.send, len(frames) - 1
     for i, frame in enumerate(frames):
         send(frame, flags | _SNDMORE if i < last else flags, copy=small)
+
+
+def wait_for_port_release(address: str, patience: float = 2.0) -> bool:
+    """Waits until the TCP port of ``host:port`` can be bound again; False if it is still held after ``patience``.
+
+    ZeroMQ closes a socket's listener on its I/O thread after ``close()`` returns, so a caller that promises a
+    free port once it returns (``Server.stop``) waits for that here. Other endpoints (``ipc://``) return True.
+
+    Example:
+        >>> import socket
+        >>> with socket.socket() as s:
+        ...     s.bind(("127.0.0.1", 0)); s.listen(); port = s.getsockname()[1]
+        ...     wait_for_port_release(f"127.0.0.1:{port}", patience=0.1)
+        False
+        >>> wait_for_port_release(f"127.0.0.1:{port}")
+        True
+    """
+    if "://" in address and not address.startswith("tcp://"):
+        return True
+    host, _, port = address.split("://")[-1].rpartition(":")
+    host = host.strip("[]")
+    host = "0.0.0.0" if host in ("*", "") else host
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    deadline = time.monotonic() + patience
+    while True:
+        with socket.socket(family) as probe:
+            # as a server binds (ZeroMQ too): connections of the closed socket may linger in TIME_WAIT
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, int(port)))
+                probe.listen()
+                return True
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return False
+        time.sleep(0.01)

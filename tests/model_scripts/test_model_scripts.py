@@ -51,11 +51,12 @@ CASES = {
         "mnist_deep.py",
         ["--max_steps", "201", "--keep_prob", "1.0"],
         r"loss = (\S+)",
-        1e-2,
+        3e-2,
         r"test accuracy (\S+)",
         0.01,
-        # Adam over 200 steps of a conv net: float-level differences in the convolutions' summation order leave the
-        # last printed loss up to ~2% from TF's in some runs (a CI run on the ps layout: 0.0505 against 0.0513)
+        # Adam on a conv net: float-level differences in the convolutions' summation order leave the step-100 loss
+        # up to ~1.2% from TF's (a CI run on the ps layout: 0.2363 against 0.2391) and the last printed one up to
+        # ~2% (0.0505 against 0.0513)
         tail=1,
         tail_rtol=5e-2,
     ),

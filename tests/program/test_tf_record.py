@@ -176,6 +176,44 @@ def test_taking_records_from_a_corrupt_file_raises_at_the_bad_record(tmp_path):
         iterator.take(5)
 
 
+@pytest.mark.parametrize("buffer_size", [64, 1000, 1 << 20])
+def test_runs_of_records_of_one_length_are_taken_as_iterating_gives_them(tmp_path, buffer_size):
+    # Records of one length are framed together (one header check, their CRCs at once): runs, breaks, buffer ends.
+    from dtf_notebook.lib.io.tf_record import tf_record_iterator
+
+    path = str(tmp_path / "r.tfrecord")
+    records = [os.urandom(30) for _ in range(25)] + [os.urandom(31)] + [os.urandom(30) for _ in range(40)]
+    records += [os.urandom(5), os.urandom(30), os.urandom(5), os.urandom(5)]
+    with tf.python_io.TFRecordWriter(path) as writer:
+        for record in records:
+            writer.write(record)
+    options = tf.python_io.TFRecordOptions(input_buffer_size=buffer_size)
+    for n in (1, 2, 7, 100):
+        iterator, taken = tf_record_iterator(path, options), []
+        while chunk := iterator.take(n):
+            taken += chunk
+        assert taken == records
+
+
+@pytest.mark.parametrize("where, at", [("data", 12 + 3), ("footer", 12 + 20 + 1), ("length", 0)])
+def test_a_corrupt_record_inside_a_run_of_one_length_is_named_at_its_offset(tmp_path, where, at):
+    from dtf_notebook.lib.io.tf_record import tf_record_iterator
+
+    path = str(tmp_path / "r.tfrecord")
+    records = [bytes([i]) * 20 for i in range(10)]
+    with tf.python_io.TFRecordWriter(path) as writer:
+        for record in records:
+            writer.write(record)
+    data = bytearray(open(path, "rb").read())
+    data[6 * 36 + at] ^= 0x01  # the 7th record (36 bytes framed each)
+    open(path, "wb").write(bytes(data))
+    iterator = tf_record_iterator(path)
+    assert iterator.take(6) == records[:6]
+    offset = 6 * 36 + (12 if where != "length" else 0)
+    with pytest.raises(tf.errors.DataLossError, match=f"corrupted record at {offset}"):
+        iterator.take(100)
+
+
 def test_read_up_to_keys_records_by_file_and_offset_as_tensorflow(tmp_path):
     tf_real = pytest.importorskip("tensorflow")
     path = str(tmp_path / "r.tfrecord")

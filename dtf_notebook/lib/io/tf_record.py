@@ -20,6 +20,7 @@ import zlib
 from typing import Any
 
 import google_crc32c
+import numpy as np
 
 from dtf_notebook import errors
 from dtf_notebook.lib.io import file_io
@@ -288,6 +289,31 @@ class _Chunks:
         self._raw.close()
 
 
+def _same_length_run(buf: bytes, pos: int, length: int, limit: int) -> list[bytes]:
+    """The whole records from ``buf[pos:]`` (at most ``limit``; none when fewer than 2) that have the first one's
+    length and check out: framed as it is, with its length's CRC and the CRCs of their data right.
+
+    Records of one dataset often have one length (fixed-size features): their headers are then the same 12 bytes,
+    checked once, and the CRCs of their data all together.
+    """
+    stride = _HEADER_SIZE + length + _CRC.size
+    count = min(limit, (len(buf) - pos) // stride)
+    if count < 2 or masked_crc32c(buf[pos : pos + _LENGTH.size]) != _CRC.unpack_from(buf, pos + _LENGTH.size)[0]:
+        return []
+    rows = np.frombuffer(buf, dtype=np.uint8, count=count * stride, offset=pos).reshape(count, stride)
+    differs = (rows[:, :_HEADER_SIZE] != rows[0, :_HEADER_SIZE]).any(axis=1)
+    if differs.any():
+        count = int(differs.argmax())
+    if count < 2:
+        return []
+    records = [buf[at : at + length] for at in range(pos + _HEADER_SIZE, pos + count * stride, stride)]
+    crcs = np.fromiter(map(google_crc32c.value, records), dtype=np.uint64, count=count)
+    masked = (((crcs >> 15) | (crcs << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+    wrong = masked != rows[:count, stride - _CRC.size :].copy().view("<u4").ravel()
+    # up to the first record whose CRC is wrong: the careful path then names it
+    return records[: int(wrong.argmax())] if wrong.any() else records
+
+
 class _RecordIterator:
     """Iterates over the records of an open TFRecord file, checking both CRCs of each."""
 
@@ -342,6 +368,12 @@ class _RecordIterator:
             buf, pos = stream._buffer, stream._pos
             if len(buf) - pos >= header_size:
                 (length,) = _LENGTH.unpack_from(buf, pos)
+                same = _same_length_run(buf, pos, length, n - len(out))
+                if same:
+                    out.extend(same)
+                    stream._pos = pos + len(same) * (header_size + length + crc_size)
+                    self._offset += stream._pos - pos
+                    continue
                 start = pos + header_size
                 end = start + length + crc_size
                 if (

@@ -304,7 +304,8 @@ class MasterSession:
         for op in ops:
             if op.type != "Const" or op.device or "_class" in op.attrs or op.get_attr("value").size > 1024:
                 continue
-            devices = {placement[c.name] for t in op.outputs for c in t.consumers() if c in needed}
+            readers = [c for t in op.outputs for c in t.consumers()] + list(op._control_outputs)
+            devices = {placement[c.name] for c in readers if c in needed}
             if len(devices) == 1:
                 placement[op.name] = devices.pop()
         return placement

@@ -12,6 +12,9 @@ Rules (TF1's placer, simplified to what the seeds use):
   master's task for the master's job and task 0 for any other job
   (``/job:ps`` → ``/job:ps/task:0``), no device type means the task's GPU:0
   when it has one and every member has a GPU kernel, else CPU:0.
+* A *generator* (a node with no inputs and one output that is not a reference: a constant, a placeholder), in no
+  colocation group, goes where all its consumers are when they are on one device its own request allows (TF's
+  "Heuristic A"): ``assign_add(v, 1.0)`` on a ps variable runs wholly on the ps task, with no transfer.
 * With ``allow_soft_placement`` an unsatisfiable request falls back: first to
   the requested task's default device, then to the master's default device.
   Without it, the node gets an error naming the node, what it asked for and
@@ -46,6 +49,8 @@ class PlacementNode:
         cpu_only: The node has no GPU kernel (string values, CPU-only ops).
         ref_sources: Names of nodes whose variable references it consumes.
         holds_state: The node owns a resource (a variable): unpinned, it goes to the cluster's state task.
+        generator: The node has no inputs and one output that is not a reference (a constant, a placeholder).
+        consumers: Names of the nodes that take its output or depend on it (control inputs).
 
     Example:
         >>> devs = ["/job:localhost/replica:0/task:0/device:CPU:0", "/job:localhost/replica:0/task:0/device:GPU:0"]
@@ -62,6 +67,8 @@ class PlacementNode:
     cpu_only: bool = False
     ref_sources: tuple[str, ...] = ()
     holds_state: bool = False
+    generator: bool = False
+    consumers: tuple[str, ...] = ()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -133,7 +140,12 @@ def place(
     parsed = [_spec(d) for d in devices]
     placement: dict[str, str] = {}
     errors: dict[str, str] = {}
+    generators = []  # placed after their consumers
     for members in groups.values():
+        (first,) = members if len(members) == 1 else (None,)
+        if first is not None and first.generator and first.consumers and not first.holds_state:
+            generators.append(first)
+            continue
         job, task = default_job, default_task
         if state_task is not None and any(m.holds_state for m in members):
             job, task = state_task
@@ -143,7 +155,34 @@ def place(
                 placement[m.name] = device
             else:
                 errors[m.name] = message
+    for node in generators:
+        device = _with_consumers(node, placement)
+        message = None
+        if device is None:
+            device, message = _place_group([node], devices, parsed, default_job, default_task, allow_soft_placement)
+        if message is None:
+            placement[node.name] = device
+        else:
+            errors[node.name] = message
     return placement, errors
+
+
+def _with_consumers(node: PlacementNode, placement: dict[str, str]) -> str | None:
+    """The one device all of ``node``'s consumers are on, when its request and kernels allow it there."""
+    found = {placement.get(name) for name in node.consumers}
+    if len(found) != 1 or None in found:
+        return None
+    (device,) = found
+    spec = _spec(device)
+    if node.cpu_only and spec.device_type != "CPU":
+        return None
+    if node.requested:
+        try:
+            if not _compatible(_spec(node.requested), spec):
+                return None
+        except ValueError:
+            return None  # the usual path names the malformed request
+    return device
 
 
 def _place_group(

@@ -45,6 +45,10 @@ def placement_nodes(ops: Sequence[Operation]) -> list[PlacementNode]:
         >>> placement_nodes(g.get_operations())[0].cpu_only
         True
     """
+    consumers: dict[str, list[str]] = {}
+    for op in ops:
+        for name in {t.op.name for t in op._inputs} | {c.name for c in op.control_inputs}:
+            consumers.setdefault(name, []).append(op.name)
     nodes = []
     for op in ops:
         op_def = op.op_def
@@ -65,6 +69,8 @@ def placement_nodes(ops: Sequence[Operation]) -> list[PlacementNode]:
                 holds_state=bool(op_def.ref_outputs)
                 and not op_def.ref_inputs
                 and not any(op._outputs[i].dtype.name == "resource" for i in op_def.ref_outputs),
+                generator=not op._inputs and len(op._outputs) == 1 and not op._outputs[0].is_ref,
+                consumers=tuple(consumers.get(op.name, ())),
             )
         )
     return nodes

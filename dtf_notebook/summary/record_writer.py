@@ -20,36 +20,11 @@ import struct
 from collections.abc import Iterator
 from typing import BinaryIO
 
-import google_crc32c
-
 from dtf_notebook import errors
+from dtf_notebook.lib.io.tf_record import encode_record, masked_crc32c
 
-_MASK_DELTA = 0xA282EAD8
-_LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
 _HEADER = struct.Struct("<QI")  # length and its masked CRC
-
-
-def masked_crc32c(data: bytes) -> int:
-    """TFRecord's masked CRC-32C of ``data``.
-
-    Example:
-        >>> hex(masked_crc32c(b"123456789"))
-        '0xc78ab0e5'
-    """
-    crc = google_crc32c.value(data)
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
-
-
-def encode_record(data: bytes) -> bytes:
-    """One framed record holding ``data``.
-
-    Example:
-        >>> len(encode_record(b"abc"))  # 8 + 4 + 3 + 4
-        19
-    """
-    length = _LENGTH.pack(len(data))
-    return length + _CRC.pack(masked_crc32c(length)) + data + _CRC.pack(masked_crc32c(data))
 
 
 class RecordWriter:

@@ -89,3 +89,29 @@ def test_large_graph_places_quickly_enough_to_be_usable():
     ]
     result = placed(nodes, default_job="worker")
     assert len(result) == 5000
+
+
+def test_a_generator_goes_with_its_consumers_when_they_share_a_device_its_request_allows():
+    def generator(name, requested="", cpu_only=False, consumers=()):
+        return PlacementNode(name, "Const", requested, cpu_only=cpu_only, generator=True, consumers=consumers)
+
+    nodes = [
+        PlacementNode("on_ps1", "AssignAdd", "/job:ps/task:1"),
+        PlacementNode("on_gpu1", "MatMul", "/job:worker/task:0/device:GPU:1"),
+        PlacementNode("on_w1", "Add", "/job:worker/task:1"),
+        generator("one", consumers=("on_ps1",)),
+        generator("two_devices", consumers=("on_ps1", "on_w1")),
+        generator("asks_worker", "/job:worker", consumers=("on_ps1",)),
+        generator("asks_gpu", "/device:GPU:1", consumers=("on_gpu1",)),
+        generator("strings", cpu_only=True, consumers=("on_gpu1",)),
+        generator("unused"),
+        PlacementNode("v", "VariableV2", generator=False),
+        PlacementNode("grouped", "Const", colocation=("v",), generator=True, consumers=("on_ps1",)),
+    ]
+    out = placed(nodes, default_job="worker", default_task=1, state_task=("ps", 0))
+    assert out["one"] == "/job:ps/replica:0/task:1/device:CPU:0"
+    assert out["two_devices"] == out["unused"] == "/job:worker/replica:0/task:1/device:CPU:0"  # the master's
+    assert out["asks_worker"] == "/job:worker/replica:0/task:1/device:CPU:0"
+    assert out["asks_gpu"] == "/job:worker/replica:0/task:0/device:GPU:1"
+    assert out["strings"] == "/job:worker/replica:0/task:1/device:CPU:0"
+    assert out["grouped"] == out["v"]  # a colocation group decides as a whole

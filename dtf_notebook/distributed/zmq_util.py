@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
 import struct
 import threading
@@ -171,7 +172,7 @@ def wait_for_port_release(address: str, patience: float = 2.0) -> bool:
                 probe.bind((host, int(port)))
                 probe.listen()
                 return True
-            except OSError:
-                if time.monotonic() >= deadline:
-                    return False
+            except OSError as e:
+                if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline:
+                    return e.errno != errno.EADDRINUSE  # another error (an address not of this machine): no wait
         time.sleep(0.01)

@@ -136,3 +136,20 @@ def test_one_record_and_repeated_entry_fields_take_protobufs_path():
     assert parse_uniform([record, record], [("x", "float", 1)]) is None
     (merged,), _, _ = parse_examples([record, record], None, False, [Dense("x", dtypes.float32, (2,), None)], [], [])
     assert merged.tolist() == [[1.0, 2.0], [1.0, 2.0]]  # protobuf merges the two lists, as TF's parser
+
+
+def test_a_remembered_layout_is_used_only_for_records_that_share_it(monkeypatch):
+    # The layout found in one batch serves the next ones whose first record has the same bytes outside the values;
+    # varint boundaries (inside the values) are checked in every batch all the same.
+    wanted, dense = [("y", "int", 2)], [Dense("y", dtypes.int64, (2,), None)]
+    assert parse_uniform([_record(y=[1, 200]), _record(y=[5, 300])], wanted)[0].tolist() == [[1, 200], [5, 300]]
+    assert parse_uniform([_record(y=[200, 1]), _record(y=[300, 5])], wanted)[0].tolist() == [[200, 1], [300, 5]]
+    assert parse_uniform([_record(y=[1, 200]), _record(y=[200, 1])], wanted) is None
+    assert parse_uniform([_record(y=[200, 1]), _record(y=[1, 200])], wanted) is None
+    small = [_record(y=[3, 4]), _record(y=[5, 127])]  # one byte per value
+    assert parse_uniform(small, wanted)[0].tolist() == [[3, 4], [5, 127]]
+    assert parse_uniform([_record(y=[3, 4]), _record(y=[200])], [("y", "int", 2)]) is None
+    _both([_record(y=[7, 8]), _record(y=[9, 10]), _record(y=[11, 12])], dense, monkeypatch)
+    floats = [_record(x=[1.0, 2.0], y=[1, 2]), _record(x=[3.0, 4.0], y=[3, 4])]
+    x, y = parse_uniform(floats, [("x", "float", 2), ("y", "int", 2)])
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]] and y.tolist() == [[1, 2], [3, 4]]

@@ -123,6 +123,43 @@ def _locate(record: bytes, wanted: Sequence[tuple[str, str, int]]) -> list[tuple
     return out
 
 
+_last_layouts: dict[tuple[Any, int], tuple[Any, np.ndarray, np.ndarray]] = {}  # the last layout per wanted and size
+
+
+def _layout(first: bytes, first_row: np.ndarray, wanted: tuple[Any, ...]) -> tuple[Any, np.ndarray, np.ndarray] | None:
+    """``(located, skeleton, skeleton bytes)`` of ``first``: where the wanted values lie, the offsets of every other
+    byte, and those bytes. A record whose bytes at the last layout's skeleton offsets are the same has that layout
+    (tags and lengths are skeleton bytes; the ends of int64 varints, inside the values, are compared apart), so the
+    first record is walked only when the layout changes."""
+    key = (wanted, len(first))
+    cached = _last_layouts.get(key)
+    if cached is not None and (first_row[cached[1]] == cached[2]).all() and _same_varint_ends(first_row, cached[0]):
+        return cached
+    try:
+        located = _locate(first, wanted)
+    except (ValueError, IndexError):
+        return None
+    if located is None:
+        return None
+    mask = np.ones(len(first), dtype=bool)
+    for start, end, _ in located:
+        mask[start:end] = False
+    skeleton = np.flatnonzero(mask)
+    layout = (located, skeleton, first_row[skeleton].copy())
+    if len(_last_layouts) > 64:
+        _last_layouts.clear()
+    _last_layouts[key] = layout
+    return layout
+
+
+def _same_varint_ends(row: np.ndarray, located: Sequence[tuple[int, int, Any]]) -> bool:
+    """Whether the int64 varints of ``row`` end where ``located`` says (value bytes are not skeleton bytes)."""
+    for start, end, ends in located:
+        if ends is not None and not np.array_equal(np.flatnonzero(row[start:end] < 0x80) + (start + 1), ends):
+            return False
+    return True
+
+
 def parse_uniform(serialized: Sequence[bytes], wanted: Sequence[tuple[str, str, int]]) -> list[np.ndarray] | None:
     """The wanted dense features of every record, or None when the records do not share the first one's layout.
 
@@ -143,17 +180,12 @@ def parse_uniform(serialized: Sequence[bytes], wanted: Sequence[tuple[str, str, 
     size = len(first)
     if any(len(r) != size for r in serialized):
         return None
-    try:
-        located = _locate(first, wanted)
-    except (ValueError, IndexError):
-        return None
-    if located is None:
-        return None
     rows = np.frombuffer(b"".join(serialized), dtype=np.uint8).reshape(len(serialized), size)
-    skeleton = np.ones(size, dtype=bool)
-    for start, end, _ in located:
-        skeleton[start:end] = False
-    if len(serialized) > 1 and not (rows[1:, skeleton] == rows[0, skeleton]).all():
+    layout = _layout(first, rows[0], tuple(wanted))
+    if layout is None:
+        return None
+    located, skeleton, skeleton_bytes = layout
+    if not (rows[:, skeleton] == skeleton_bytes).all():
         return None
     out = []
     for (start, end, ends), (_, kind, count) in zip(located, wanted):
@@ -163,6 +195,11 @@ def parse_uniform(serialized: Sequence[bytes], wanted: Sequence[tuple[str, str, 
             continue
         if not count:
             out.append(np.zeros((len(serialized), 0), dtype=np.int64))
+            continue
+        if end - start == count:  # one byte per varint (values 0-127): each byte is its value
+            if (block >= 0x80).any():
+                return None
+            out.append(block.astype(np.int64))
             continue
         # Every record's varints must end where the first one's do: continuation bits everywhere but at each end.
         last = np.zeros(end - start, dtype=bool)

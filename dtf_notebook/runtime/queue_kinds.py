@@ -106,6 +106,9 @@ min_after_dequeue was 2
     def _push(self, element: Any) -> None:
         self._pool.append(element)
 
+    def _push_many(self, elements: Sequence[Any]) -> None:
+        self._pool.extend(elements)
+
     def _pop(self) -> Any:
         # TF's way: a random index, swapped with the last element, which is then removed.
         pool = self._pool
@@ -187,6 +190,10 @@ scalar, got shape [2]
 
     def _push(self, element: tuple[Any, ...]) -> None:
         heapq.heappush(self._heap, (int(element[0]), next(self._order), element))
+
+    def _push_many(self, elements: Sequence[Any]) -> None:
+        for element in elements:
+            self._push(element)
 
     def _pop(self) -> tuple[Any, ...]:
         return heapq.heappop(self._heap)[2]

@@ -396,10 +396,9 @@ class FIFOQueueResource(SharedResource):
                 self.wait_until(lambda: self._enqueue_ready(epoch), step, f"room in queue '{self.name}'")
                 # As many as there is room for at once (one wake-up of the waiting dequeues per batch, not per element).
                 room = min(self._limit - self.size(), count - done)
-                for element in (
+                self._push_many(
                     store.put(components, done, done + room) if elements is None else elements[done : done + room]
-                ):
-                    self._push(element)
+                )
                 done += room
                 self._cond.notify_all()
 
@@ -504,6 +503,10 @@ class FIFOQueueResource(SharedResource):
     # ---- storage: subclasses (shuffling, priority) change the order elements leave in ----------------
     def _push(self, element: tuple[Any, ...]) -> None:
         self._items.append(element)
+
+    def _push_many(self, elements: Sequence[Any]) -> None:
+        """Adds ``elements`` in order, as calls of :meth:`_push` would."""
+        self._items.extend(elements)
 
     def _pop(self) -> tuple[Any, ...]:
         return self._items.popleft()

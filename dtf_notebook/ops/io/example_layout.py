@@ -178,7 +178,7 @@ def parse_uniform(serialized: Sequence[bytes], wanted: Sequence[tuple[str, str, 
         return None
     first = serialized[0]
     size = len(first)
-    if any(len(r) != size for r in serialized):
+    if len(set(map(len, serialized))) != 1:
         return None
     rows = np.frombuffer(b"".join(serialized), dtype=np.uint8).reshape(len(serialized), size)
     layout = _layout(first, rows[0], tuple(wanted))

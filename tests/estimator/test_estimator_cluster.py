@@ -36,15 +36,18 @@ def test_train_and_evaluate_over_chief_worker_ps_and_evaluator(tmp_path):
     if any(code != 0 for name, code in codes.items() if not name.startswith("ps")):
         _fail_with_logs(run, codes)
     assert "Start Tensorflow server." in run.logs("worker", 0)
-    # The chief checkpointed the last step; the evaluator evaluated it and stopped by itself.
+    # The chief checkpointed the last step; the evaluator evaluated it and stopped by itself. Two workers train
+    # asynchronously and each stops once it sees global_step >= 60, so a step of the other one may land after
+    # that: 61, as in TensorFlow.
     checkpoint = latest_checkpoint(model_dir)
-    assert int(load_variable(checkpoint, "global_step")) == 60
+    last = int(load_variable(checkpoint, "global_step"))
+    assert last in (60, 61)
     names = {name for name, _ in list_variables(checkpoint)}
     assert {"dnn/hiddenlayer_0/kernel", "dnn/logits/bias", "global_step"} <= names
     assert "Exiting evaluation, global step >= train max_steps." in run.logs("evaluator", 0)
     with open(os.path.join(model_dir, "final_eval.json")) as f:
         result = json.load(f)
-    assert result["global_step"] == 60
+    assert 60 <= result["global_step"] <= last
     assert result["accuracy"] > 0.8
     assert os.listdir(os.path.join(model_dir, "eval"))  # the evaluator's summaries
 

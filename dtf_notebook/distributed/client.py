@@ -266,7 +266,8 @@ class Client:
                 read_events(handshakes, self.cluster_key)
             if _try_send(sock, frames):
                 return
-            refused = refusal(handshakes, address, self.cluster_key)
+            patience = 1.0 if deadline is None else min(1.0, max(0.05, deadline - time.monotonic()))
+            refused = refusal(handshakes, address, self.cluster_key, patience)
             if refused is not None:
                 self._drop_thread_socket(address)
                 raise refused

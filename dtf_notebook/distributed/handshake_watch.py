@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import errno
 import socket
+import time
 
 from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_key import ClusterKey
@@ -114,17 +115,19 @@ def read_events(handshakes: HandshakeWatch, key: ClusterKey | None) -> None:
                 handshakes.failure = "refused"
 
 
-def refusal(handshakes: HandshakeWatch, address: str, key: ClusterKey | None) -> errors.UnauthenticatedError | None:
+def refusal(
+    handshakes: HandshakeWatch, address: str, key: ClusterKey | None, patience: float = 1.0
+) -> errors.UnauthenticatedError | None:
     """The error the handshakes seen since the last call mean, when they say the task refused this client's key
     (None otherwise: no failure, or one a task going down could cause too).
 
-    ``key`` is the one this side connects with (None: no key).
+    ``key`` is the one this side connects with (None: no key); ``patience`` bounds the greeting probe (seconds).
     """
     read_events(handshakes, key)
     failure, handshakes.failure = handshakes.failure, None
     if failure is None and handshakes.unclear:
         handshakes.unclear = False
-        spoken = greeting_mechanism(address)
+        spoken = greeting_mechanism(address, patience)
         if spoken is not None and spoken != ("NULL" if key is None else "CURVE"):
             failure = "protocol"
     if failure is None:
@@ -162,14 +165,15 @@ def greeting_mechanism(address: str, timeout: float = 1.0) -> str | None:
     if "://" in address and not address.startswith("tcp://"):
         return None
     host, _, port = address.split("://")[-1].rpartition(":")
+    deadline = time.monotonic() + timeout  # for the whole probe: a peer dribbling bytes cannot stretch it
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as probe:
             probe.sendall(_SIGNATURE)
-            theirs = _read_exactly(probe, len(_SIGNATURE))
+            theirs = _read_exactly(probe, len(_SIGNATURE), deadline)
             if theirs[:1] != b"\xff" or theirs[-1:] != b"\x7f":
                 return None
             probe.sendall(b"\x03")  # ZMTP 3: the task answers with the rest of its greeting
-            rest = _read_exactly(probe, _GREETING - len(_SIGNATURE))
+            rest = _read_exactly(probe, _GREETING - len(_SIGNATURE), deadline)
     except (OSError, ValueError):
         return None
     if len(rest) < 22:  # version (2 bytes) and mechanism (20)
@@ -181,9 +185,13 @@ _SIGNATURE = b"\xff" + b"\0" * 8 + b"\x7f"  # ZMTP 3 (RFC 23): signature, then v
 _GREETING = 64
 
 
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
+def _read_exactly(sock: socket.socket, size: int, deadline: float) -> bytes:
     data = b""
     while len(data) < size:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the greeting did not come in time")
+        sock.settimeout(left)
         chunk = sock.recv(size - len(data))
         if not chunk:
             break

@@ -169,8 +169,7 @@ def wait_for_port_release(address: str, patience: float = 2.0) -> bool:
             # as a server binds (ZeroMQ too): connections of the closed socket may linger in TIME_WAIT
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                probe.bind((host, int(port)))
-                probe.listen()
+                probe.bind((host, int(port)))  # (fails while a socket listens there, SO_REUSEADDR or not)
                 return True
             except OSError as e:
                 if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline:

@@ -304,3 +304,34 @@ def test_a_handshake_reset_by_a_task_with_another_mechanism_is_still_named_a_ref
     finally:
         client.close()
         task.close()
+
+
+def test_the_greeting_probe_gives_up_on_a_peer_that_dribbles_bytes():
+    import socket
+    import threading
+
+    from dtf_notebook.distributed.handshake_watch import greeting_mechanism
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def dribble() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            for byte in b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x01CURVE":
+                if stop.wait(0.2):
+                    return
+                conn.sendall(bytes([byte]))
+
+    thread = threading.Thread(target=dribble, daemon=True)
+    thread.start()
+    try:
+        started = time.monotonic()
+        assert greeting_mechanism(f"127.0.0.1:{listener.getsockname()[1]}", timeout=0.5) is None
+        assert time.monotonic() - started < 2.0  # one deadline for the whole greeting, not one per byte
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()

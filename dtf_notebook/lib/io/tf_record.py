@@ -289,16 +289,29 @@ class _Chunks:
         self._raw.close()
 
 
-def _same_length_run(buf: bytes, pos: int, length: int, limit: int) -> list[bytes]:
+_RUN_ROWS = 512  # records looked at per call: a run that breaks early costs at most this many header compares
+_SKIP_AFTER_MISS = 16  # records of varying lengths pay for a look at most once every this many records
+
+
+def _same_length_run(buf: bytes, pos: int, length: int, limit: int) -> list[bytes] | None:
     """The whole records from ``buf[pos:]`` (at most ``limit``; none when fewer than 2) that have the first one's
-    length and check out: framed as it is, with its length's CRC and the CRCs of their data right.
+    length and check out: framed as it is, with its length's CRC and the CRCs of their data right. None when the
+    buffer or ``limit`` leaves room for fewer than 2 records (no verdict on the data).
 
     Records of one dataset often have one length (fixed-size features): their headers are then the same 12 bytes,
     checked once, and the CRCs of their data all together.
     """
     stride = _HEADER_SIZE + length + _CRC.size
-    count = min(limit, (len(buf) - pos) // stride)
-    if count < 2 or masked_crc32c(buf[pos : pos + _LENGTH.size]) != _CRC.unpack_from(buf, pos + _LENGTH.size)[0]:
+    count = min(limit, _RUN_ROWS, (len(buf) - pos) // stride)
+    if count < 2:
+        return None
+    # Records of varying lengths (text lines, say) stop here, at a bytes compare or three: no numpy for a run that
+    # is not there.
+    first = buf[pos : pos + _HEADER_SIZE]
+    for at in range(pos + stride, pos + min(count, 4) * stride, stride):
+        if buf[at : at + _HEADER_SIZE] != first:
+            return []
+    if masked_crc32c(buf[pos : pos + _LENGTH.size]) != _CRC.unpack_from(buf, pos + _LENGTH.size)[0]:
         return []
     rows = np.frombuffer(buf, dtype=np.uint8, count=count * stride, offset=pos).reshape(count, stride)
     differs = (rows[:, :_HEADER_SIZE] != rows[0, :_HEADER_SIZE]).any(axis=1)
@@ -361,6 +374,7 @@ class _RecordIterator:
         """
         out: list[bytes] = []
         header_size, crc_size = _HEADER_SIZE, _CRC.size
+        skip = 0  # records read one by one before looking for a run again, after a miss
         while len(out) < n:
             stream = self._stream
             if stream is None:
@@ -368,12 +382,13 @@ class _RecordIterator:
             buf, pos = stream._buffer, stream._pos
             if len(buf) - pos >= header_size:
                 (length,) = _LENGTH.unpack_from(buf, pos)
-                same = _same_length_run(buf, pos, length, n - len(out))
+                same = None if skip else _same_length_run(buf, pos, length, n - len(out))
                 if same:
                     out.extend(same)
                     stream._pos = pos + len(same) * (header_size + length + crc_size)
                     self._offset += stream._pos - pos
                     continue
+                skip = _SKIP_AFTER_MISS if same is not None else max(0, skip - 1)
                 start = pos + header_size
                 end = start + length + crc_size
                 if (

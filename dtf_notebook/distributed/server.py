@@ -36,6 +36,7 @@ from dtf_notebook.distributed.peer_limits import PeerLedger, PeerLimits
 from dtf_notebook.distributed.server_def import ServerDef, merge_config, server_def_of
 from dtf_notebook.distributed.transport import Client, ServiceSocket, shared_client
 from dtf_notebook.distributed.worker_service import WorkerService
+from dtf_notebook.distributed.zmq_util import wait_for_port_release
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.runtime.config import ConfigProto, as_config
 from dtf_notebook.runtime.dataflow import DEAD
@@ -304,11 +305,14 @@ class Server:
             if _local_servers.get(self._socket.address) is self:
                 del _local_servers[self._socket.address]
         self.worker.rendezvous.abort_all(errors.CancelledError(None, None, f"Task {self.target} was stopped"))
+        address = self._socket.address
         self._socket.close()
         self._socket = None
         self._stopped.set()
         # Its sessions die with it: their partitions registered on the other tasks go too.
         self.master.close_all()
+        # ZeroMQ closes the listener on its I/O thread after close() returns: the port is free when stop() returns.
+        wait_for_port_release(address)
 
     def __enter__(self) -> Server:
         return self

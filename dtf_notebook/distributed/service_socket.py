@@ -48,7 +48,6 @@ from dtf_notebook.distributed.zmq_util import (
     _push_from_thread,
     _tcp,
     send_frames,
-    wait_for_port_release,
 )
 from dtf_notebook.lazy_modules import zmq
 
@@ -469,7 +468,6 @@ class ServiceSocket:
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._auth is not None:
             self._auth.release()
-        wait_for_port_release(self.address)
 
 
 def _bind_with_retry(sock: zmq.Socket, endpoint: str, patience: float = 3.0) -> None:

@@ -169,7 +169,10 @@ def wait_for_port_release(address: str, patience: float = 2.0) -> bool:
             # as a server binds (ZeroMQ too): connections of the closed socket may linger in TIME_WAIT
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                probe.bind((host, int(port)))  # (fails while a socket listens there, SO_REUSEADDR or not)
+                probe.bind((host, int(port)))
+                # Listening too, as the task will: a bind alone can pass while the old listener is going (a test of a
+                # task restarted on its port lost a request that way).
+                probe.listen()
                 return True
             except OSError as e:
                 if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline:

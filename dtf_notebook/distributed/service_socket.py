@@ -42,13 +42,7 @@ from dtf_notebook.distributed.curve import admit, curve_keys
 from dtf_notebook.distributed.loop_peers import LoopPeers, ReplyCallback
 from dtf_notebook.distributed.peer_limits import PeerLedger, current_peer
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import (
-    _apply_common_options,
-    _drain,
-    _push_from_thread,
-    _tcp,
-    send_frames,
-)
+from dtf_notebook.distributed.zmq_util import _apply_common_options, _drain, _push_from_thread, _tcp, send_frames
 from dtf_notebook.lazy_modules import zmq
 
 Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Sequence[Any]]]

@@ -170,9 +170,7 @@ def wait_for_port_release(address: str, patience: float = 2.0) -> bool:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind((host, int(port)))
-                # Listening too, as the task will: a bind alone can pass while the old listener is going (a test of a
-                # task restarted on its port lost a request that way).
-                probe.listen()
+                probe.listen()  # as the task will: the port is free for serving, not only for binding
                 return True
             except OSError as e:
                 if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline:

@@ -133,6 +133,23 @@ class Client:
         """The last incarnation seen from ``address`` (None before any reply)."""
         return self._incarnations.get(address)
 
+    def connection_breaks(self, address: str) -> int | None:
+        """How many connections of the calling thread's socket to ``address`` broke so far (None when this thread has
+        no socket to it): a change between two looks means the peer went down or restarted in between.
+
+        Example:
+            >>> client = Client()
+            >>> print(client.connection_breaks("127.0.0.1:1"))  # this thread never called it
+            None
+            >>> client.close()
+        """
+        sockets = getattr(self._pushers, "dealers", None)
+        pair = sockets.get(address) if sockets is not None else None
+        if pair is None:
+            return None
+        read_events(pair[1], self.cluster_key)
+        return pair[1].breaks
+
     def call(
         self,
         address: str,
@@ -408,6 +425,9 @@ class Client:
                     sent = pending.get(queued.pop(0)[0])  # None: failed or given up meanwhile
                     if sent is not None:
                         sent.sent = True
+                # A socket that holds messages back wakes the loop once it can take them (its connection is up),
+                # not at the next poll timeout: a first request to a peer would otherwise wait up to 100 ms.
+                poller.register(sock, zmq.POLLIN | zmq.POLLOUT if queued else zmq.POLLIN)
                 if not queued:
                     del backlog[address]
             for sock, address in list(by_socket.items()):

@@ -11,8 +11,10 @@ task, so no partition waits forever on a tensor that will never come.
 
 Requests: ``CreateSession`` (graph, config) → session_handle; ``ExtendSession``
 (session_handle, graph); ``RunStep`` (session_handle, feeds, fetches, targets,
-timeout, trace) + feed tensors → fetch tensors (with ``trace``, each partition's node
-timings and the bytes sent between tasks); ``CloseSession``; ``ListDevices``;
+timeout, trace, want_route) + feed tensors → fetch tensors (with ``trace``, each partition's node
+timings and the bytes sent between tasks; with ``want_route``, for a step of one
+partition, the ``route`` its client may use to run it on that task directly, see
+``MasterSession._route``); ``CloseSession``; ``ListDevices``;
 ``Reset`` (containers). Read-only: ``GetPlacement`` (session_handle, feeds,
 fetches, targets) → the node placement and the edges between tasks of that
 step; ``GetClusterSpec`` → the cluster's job → task index → address.
@@ -92,6 +94,8 @@ class _StepPlan:
         self.version = -1  # the graph version this plan was last checked against
         self.users = 0
         self.retired = False
+        # One partition: what a client needs to run it directly (see MasterSession.route), else None.
+        self.route: dict[str, Any] | None = None
 
 
 class MasterSession:
@@ -217,13 +221,15 @@ class MasterSession:
             if plan not in self._live:
                 return  # deregistered already
             self._live.discard(plan)
-        self._drop_handles(plan.handles)
+            closed = self._closed
+        self._drop_handles(plan.handles, cancel=closed)
 
-    def _drop_handles(self, handles: dict[str, str]) -> None:
+    def _drop_handles(self, handles: dict[str, str], cancel: bool = False) -> None:
+        """Deregisters partitions; with ``cancel`` (the session closed) their tasks cancel the steps running them."""
         # Fire and forget: a task that is gone has nothing left to drop, and a restarted one never had it.
         for task, handle in handles.items():
             try:
-                self.master.call(task, "DeregisterGraph", {"graph_handle": handle}, [])
+                self.master.call(task, "DeregisterGraph", {"graph_handle": handle, "cancel": cancel}, [])
             except errors.OpError:
                 pass
 
@@ -291,7 +297,39 @@ class MasterSession:
         except BaseException:
             self._drop_handles(plan.handles)  # the partitions registered before the failure
             raise
+        plan.route = self._route(plan)
         return plan
+
+    def _route(self, plan: _StepPlan) -> dict[str, Any] | None:
+        """How a client may run ``plan`` without this master: for a plan of one partition, its task's address (None:
+        this master's own), graph handle and incarnation, and where feeds and fetches go; None otherwise.
+
+        Only a step of one partition can: it needs no rendezvous between tasks and nothing to abort elsewhere. The
+        master stays in charge of the session: closing it deregisters the partition with ``cancel``, so the task
+        cancels the client's steps still running there. With ``session_gc_secs`` every step goes through the master,
+        which must see the session in use to keep it.
+        """
+        if len(plan.handles) != 1 or self.master.session_gc_secs > 0:
+            return None
+        ((task, handle),) = plan.handles.items()
+        own = task == f"/job:{self.master.job}/replica:0/task:{self.master.task}"
+        return {
+            "task": task,
+            "address": None if own else self.master.task_address(task),
+            "graph_handle": handle,
+            "incarnation": self.incarnations.get(task),
+            "master": self.master.address,
+            "feeds": [list(f) for f in plan.feeds.get(task, [])],
+            "fetches": [list(f) for f in plan.fetches.get(task, [])],
+            "targets": list(plan.targets.get(task, [])),
+            "fed_fetches": [list(f) for f in plan.fed_fetches],
+        }
+
+    def route(self, feeds: list[str], fetches: list[str], targets: list[str]) -> dict[str, Any] | None:
+        """The route of this signature's current plan (see :meth:`_route`), None when it has none or no plan."""
+        with self._refs:
+            plan = self._plans.get((tuple(feeds), tuple(fetches), tuple(targets)))
+            return None if plan is None or self._closed else plan.route
 
     def _fold_constants(self, ops: list[Any]) -> dict[str, str]:
         """Placement of ``ops``, with unpinned small constants moved to the task that uses them.
@@ -594,6 +632,17 @@ class MasterService:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
+    def task_address(self, task: str) -> str:
+        """The address of ``task`` (``/job:J/replica:0/task:I``) in this master's cluster.
+
+        Example:
+            >>> MasterService(ClusterSpec({"ps": ["127.0.0.1:2222"]}), "ps", 0, call=None).task_address(
+            ...     "/job:ps/replica:0/task:0")
+            '127.0.0.1:2222'
+        """
+        parts = dict(p.split(":", 1) for p in task.strip("/").split("/"))
+        return self.cluster.task_address(parts["job"], int(parts["task"]))
+
     def state_task(self, tasks: list[str]) -> tuple[str, int]:
         """Where unpinned variables live: ps task 0 if the session sees a ps job, else its first task.
 
@@ -720,9 +769,9 @@ class MasterService:
         if plan is None:
             self._idle(session)
             return False
-        _LoopStep(self, session, plan, names[1], tensors, timeout, bool(header.get("direct_fetch")), reply).start(
-            call, loop, hold_sends
-        )
+        step = _LoopStep(self, session, plan, names[1], tensors, timeout, bool(header.get("direct_fetch")), reply)
+        step.want_route = bool(header.get("want_route"))
+        step.start(call, loop, hold_sends)
         return True
 
     def _idle(self, session: MasterSession) -> None:
@@ -750,6 +799,10 @@ class MasterService:
                 traces=traces,
             )
             reply, out = _step_reply(results)
+            if header.get("want_route"):
+                route = session.route(*(list(header.get(k) or []) for k in ("feeds", "fetches", "targets")))
+                if route is not None:
+                    reply["route"] = route
             if traces is not None:
                 reply["trace"] = {
                     "nodes": [row for t in traces for row in t.get("nodes", [])],
@@ -836,6 +889,7 @@ class _LoopStep:
         self.error: errors.OpError | None = None
         self.finished = False
         self.step_id = 0
+        self.want_route = False  # the client asked how to run this signature directly (see MasterSession._route)
 
     def start(
         self,
@@ -927,7 +981,10 @@ class _LoopStep:
             return
         for index, feed_index in self.plan.fed_fetches:
             self.results[index] = self.values[feed_index]
-        self.reply.ok(*_step_reply(self.results))
+        header, tensors = _step_reply(self.results)
+        if self.want_route and self.plan.route is not None and not self.plan.retired:
+            header["route"] = self.plan.route
+        self.reply.ok(header, tensors)
 
 
 def _transfers(parts: dict[str, list[dict[str, Any]]], names: set[str]) -> list[dict[str, Any]]:

@@ -3,6 +3,8 @@
 The backend sends the graph when the session is created and only the new
 nodes afterwards (the whole graph again if existing nodes were rewired).
 Feeds travel as raw tensor frames; fetched values come back the same way.
+A step whose graph is one partition on one task runs on that task directly
+once the master has told the client how (see ``direct_route``).
 
 Example:
     >>> import dtf_notebook as tf
@@ -17,11 +19,15 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import random
 import threading
+import time
+from concurrent.futures import Future
 from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.direct_route import REFRESH_SECS, DirectRoute
 from dtf_notebook.distributed.keyring import client_key
 from dtf_notebook.distributed.server import local_server
 from dtf_notebook.distributed.transport import shared_client
@@ -62,6 +68,12 @@ class RemoteBackend:
         self._sent_mutations = 0
         self._handle: str | None = None
         self._sync_lock = threading.Lock()
+        # Steps of one partition run on their task directly (see direct_route): the route of each signature (None:
+        # the master has none for it), whether each task's address answers as the session knows it, and per thread
+        # when it last heard from the master and how many of its connections to the master had broken by then.
+        self._routes: dict[tuple, DirectRoute | None] = {}
+        self._probes: dict[str, Future] = {}
+        self._heard = threading.local()
         # The key stays here: the master has its own, and a config travels in a request.
         secret = {"cluster_key", "cluster_key_salt"}
         self._wire_config = {k: v for k, v in dataclasses.asdict(config).items() if k not in secret}
@@ -97,6 +109,7 @@ class RemoteBackend:
         self._sent = len(ops)
         self._sent_version = graph.version
         self._sent_mutations = graph._mutations
+        self._routes.clear()  # the master decides again for the new graph
 
     def run(
         self,
@@ -117,23 +130,76 @@ class RemoteBackend:
         self._sync_graph()
         tracing = options is not None and options.trace_level > 0 and run_metadata is not None
         timeout = self._timeout(options)
+        wait = None if timeout is None else timeout + 5.0
+        names = ([t.name for t, _ in feeds], [t.name for t in fetches], [op.name for op in targets])
+        key = (tuple(names[0]), tuple(names[1]), tuple(names[2]))
+        fed = [v for _, v in feeds]
+        remote = not isinstance(self._client, _InProcess)
+        if remote and not tracing:
+            route = self._routes.get(key)
+            if route is not None and self._may_go_direct(route):
+                try:
+                    return _scalars(self._run_direct(route, fed, len(fetches), timeout, wait))
+                except errors.AbortedError as e:
+                    if not route.gone(e):
+                        raise
+                    self._routes.pop(key, None)  # a newer plan, or the task restarted: the master knows
+        version = self._sent_version
         header = {
             "session_handle": self._handle,
-            "feeds": [t.name for t, _ in feeds],
-            "fetches": [t.name for t in fetches],
-            "targets": [op.name for op in targets],
+            "feeds": names[0],
+            "fetches": names[1],
+            "targets": names[2],
             "timeout": timeout,
             # Large fetched values come straight from the task holding them, not relayed by the master.
-            "direct_fetch": not isinstance(self._client, _InProcess),
+            "direct_fetch": remote,
             "trace": tracing,
+            "want_route": remote and not tracing and key not in self._routes,
         }
-        wait = None if timeout is None else timeout + 5.0
-        reply, values = self._client.call(self.address, "RunStep", header, [v for _, v in feeds], timeout=wait)
+        reply, values = self._client.call(self.address, "RunStep", header, fed, timeout=wait)
+        if remote:
+            self._heard.master = (time.monotonic(), self._client.connection_breaks(self.address))
+            if header["want_route"]:
+                self._learn_route(key, reply.get("route"), version)
         for index, address, token in reply.get("held") or []:
             _, (values[index],) = self._client.call(address, "TakeHeld", {"token": token}, timeout=wait)
         if tracing:
             _record_trace(run_metadata, reply.get("trace") or {})
-        return [v[()] if getattr(v, "ndim", None) == 0 else v for v in values]
+        return _scalars(values)
+
+    def _learn_route(self, key: tuple, route: Any, version: int) -> None:
+        """Keeps the master's route for signature ``key`` (None: it has none) and starts checking its address."""
+        if route is None:
+            self._routes[key] = None
+            return
+        learned = DirectRoute(route, self.address, version)
+        if learned.address not in self._probes:
+            # Does the address the master named reach the task the session knows? Asked once, in the background.
+            self._probes[learned.address] = self._client.call_async(learned.address, "GetStatus", {}, [])
+        self._routes[key] = learned
+
+    def _may_go_direct(self, route: DirectRoute) -> bool:
+        """Whether this thread's next step of ``route``'s signature may go straight to its task: the route is of
+        the graph as sent, this thread heard from the master within ``REFRESH_SECS`` over a connection that has not
+        broken since, and the task answered its address's probe with the incarnation the session knows."""
+        if route.version != self._sent_version:
+            return False
+        heard = getattr(self._heard, "master", None)
+        if heard is None or time.monotonic() - heard[0] > REFRESH_SECS:
+            return False
+        if self._client.connection_breaks(self.address) != heard[1]:
+            return False  # the master went down or restarted: let the master path say so
+        probe = self._probes.get(route.address)
+        if probe is None or not probe.done() or probe.exception() is not None:
+            return False
+        return route.incarnation is None or probe.result()[0].get("incarnation") == route.incarnation
+
+    def _run_direct(
+        self, route: DirectRoute, fed: list[Any], fetch_count: int, timeout: float | None, wait: float | None
+    ) -> list[Any]:
+        header, tensors = route.request(fed, timeout, random.getrandbits(62))
+        reply, out = self._client.call(route.address, "RunGraph", header, tensors, timeout=wait)
+        return route.results(reply, out, fed, fetch_count)
 
     def placement(self, graph: Graph, fetches: list[Any], targets: list[Any], feeds: list[Any]) -> dict[str, Any]:
         """The master's placement of the step running ``fetches``/``targets`` with ``feeds`` fed (every node
@@ -160,6 +226,7 @@ class RemoteBackend:
 
     def close(self) -> None:
         """Closes the master session (its registered partitions are dropped)."""
+        self._routes.clear()
         if self._handle is None:
             return
         handle, self._handle = self._handle, None
@@ -186,6 +253,10 @@ class _InProcess:
         if local_server(address) is not self._server:
             raise errors.UnavailableError(None, None, f"The in-process task at {address} was stopped")
         return self._server._handle_local(method, dict(header or {}), list(tensors))
+
+
+def _scalars(values: list[Any]) -> list[Any]:
+    return [v[()] if getattr(v, "ndim", None) == 0 else v for v in values]
 
 
 def _record_trace(run_metadata: RunMetadata, trace: dict[str, Any]) -> None:

@@ -391,13 +391,9 @@ class Server:
         if method == "SendTensor" and type(step_id) is int:
             self.worker.rendezvous.abort(step_id, type(error)(None, None, f"Could not send tensors: {error.message}"))
 
-    def _task_address(self, task: str) -> str:
-        parts = dict(p.split(":", 1) for p in task.strip("/").split("/"))
-        return self.cluster_spec.task_address(parts["job"], int(parts["task"]))
-
     def _route(self, task: str) -> tuple[str, Server | None]:
         """The task's address, and its Server when that lives in this process (then called directly)."""
-        address = self._task_address(task)
+        address = self.master.task_address(task)
         return address, (self if address == self.address else local_server(address))
 
     def _call_task(self, task: str, method: str, header: dict[str, Any], tensors: list[Any]) -> Future:

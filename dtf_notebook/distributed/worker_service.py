@@ -10,9 +10,11 @@ tasks are pushed by ``_Send`` kernels straight to the receiving worker
 Requests (method → header fields → reply):
 
 * ``GetStatus`` → job, task, incarnation, devices.
-* ``RegisterGraph`` (graph, session, isolate) → graph_handle; ``DeregisterGraph`` (graph_handle); ``ForgetSession``
-  (session): the master closed it, so its private state goes with its last graph.
-* ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors;
+* ``RegisterGraph`` (graph, session, isolate) → graph_handle; ``DeregisterGraph`` (graph_handle, cancel): runs
+  already going finish, unless ``cancel`` (the session was closed) aborts them with ``CancelledError``;
+  ``ForgetSession`` (session): the master closed it, so its private state goes with its last graph.
+* ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors (from the
+  master, or straight from a client for a step of one partition, see ``remote_session``);
   with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task. Optional
   ``sent_keys``/``sent_dead_keys`` carry tensors the master's own partition pushed to this task before the request
   left (one tensor per ``sent_keys`` entry, after the feeds), as a ``SendTensor`` would.
@@ -45,6 +47,7 @@ import numpy as np
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.direct_route import unregistered_message
 from dtf_notebook.distributed.outbox import Outbox
 from dtf_notebook.framework.graph_import import import_graph_def
 from dtf_notebook.lazy_modules import torch
@@ -115,6 +118,7 @@ class WorkerService:
         self._on_loop: dict[str, bool] = {}
         self._loop_strikes: dict[str, int] = {}  # graph handle -> its runs in a row that kept the loop busy too long
         self._loop_runs: dict[int, _LoopRun] = {}  # step id -> this task's partition of it, served on the loop
+        self._running: dict[str, set[int]] = {}  # graph handle -> the steps running it here (closing cancels them)
         self._held: dict[str, tuple[Any, float]] = {}  # token -> (fetched value, time), see _hold_large
         self.address = ""  # set by the Server once bound
         self._ids = itertools.count(1)
@@ -192,6 +196,7 @@ class WorkerService:
         handle = _field(header, "graph_handle", str)
         with self._lock:
             entry = self._graphs.pop(handle, None)
+            running = list(self._running.get(handle, ())) if header.get("cancel") else []
             self._timings.pop(handle, None)
             self._on_loop.pop(handle, None)
             self._loop_strikes.pop(handle, None)
@@ -202,7 +207,24 @@ class WorkerService:
                     del self._sessions[entry[2]]  # its private state goes with it
         if entry is not None:
             entry[1].forget(entry[0])
+            # Its session was closed: as TF1's close does, the steps running it end now (a client's direct steps,
+            # which its master never saw, included).
+            cancelled = errors.CancelledError(None, None, f"Session {entry[2]} was closed while this step ran")
+            for step_id in running:
+                self.rendezvous.abort(step_id, cancelled)
         return {}, []
+
+    def _started(self, handle: str, step_id: int) -> None:
+        with self._lock:
+            self._running.setdefault(handle, set()).add(step_id)
+
+    def _ended(self, handle: str, step_id: int) -> None:
+        with self._lock:
+            steps = self._running.get(handle)
+            if steps is not None:
+                steps.discard(step_id)
+                if not steps:
+                    del self._running[handle]
 
     def forget_session(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """The master closed a session: its private state goes once its last graph is deregistered."""
@@ -235,9 +257,7 @@ class WorkerService:
         tensors = tensors[: len(feed_names)]
         entry = self._graphs.get(handle)
         if entry is None:
-            raise errors.AbortedError(
-                None, None, f"Graph {handle} is not registered on {self.task_name} (the task may have restarted)"
-            )
+            raise errors.AbortedError(None, None, unregistered_message(handle, self.task_name))
         graph, backend, _ = entry
         try:
             fetches = [graph.get_tensor_by_name(n) for n in fetch_names]
@@ -290,6 +310,7 @@ class WorkerService:
         started = time.perf_counter()
         metadata = RunMetadata() if tracing else None
         options = RunOptions(trace_level=RunOptions.FULL_TRACE) if tracing else None
+        self._started(handle, step_id)
         try:
             results = backend.run(graph, run.fetches, run.targets, run.feeds, options, metadata, step=step)
             outbox.flush()
@@ -310,6 +331,7 @@ class WorkerService:
             rendezvous.abort(e)
             raise
         finally:
+            self._ended(handle, step_id)
             self.rendezvous.release(step_id)
             # Tensors pushed for steps that never ran here (their master failed first) must not pile up.
             self.rendezvous.expire(older_than=_STALE_STEP_SECS)
@@ -338,6 +360,7 @@ class WorkerService:
         except errors.OpError:
             return False  # a thread reports it, as for any request
         rendezvous = self.rendezvous.acquire(run.step_id)
+        self._started(run.handle, run.step_id)
         self._deliver_sent(run)
         outbox = self._outbox(run.step_id)
         step, _ = self._step_context(header, run.step_id, rendezvous, outbox, False)
@@ -519,6 +542,7 @@ class _LoopRun:
     def _end(self) -> None:
         worker, handle = self.worker, self.run.handle
         worker._loop_runs.pop(self.run.step_id, None)
+        worker._ended(handle, self.run.step_id)
         self.rendezvous.on_ready = None
         worker.rendezvous.release(self.run.step_id)
         worker.rendezvous.expire(older_than=_STALE_STEP_SECS)

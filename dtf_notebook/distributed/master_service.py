@@ -621,6 +621,7 @@ class MasterService:
         ledger: PeerLedger | None = None,
     ) -> None:
         self.cluster = cluster
+        self._addresses: tuple[ClusterSpec, dict[str, str]] = (cluster, {})  # see task_address
         self.ledger = ledger or PeerLedger()
         self.session_gc_secs = session_gc_secs
         self.job, self.task = job, task
@@ -640,8 +641,14 @@ class MasterService:
             ...     "/job:ps/replica:0/task:0")
             '127.0.0.1:2222'
         """
-        parts = dict(p.split(":", 1) for p in task.strip("/").split("/"))
-        return self.cluster.task_address(parts["job"], int(parts["task"]))
+        cluster, known = self._addresses
+        if cluster is not self.cluster:  # the Server rewrote its own address once bound
+            cluster, known = self._addresses = (self.cluster, {})
+        address = known.get(task)
+        if address is None:  # parsed once per task: every message of a step asks
+            parts = dict(p.split(":", 1) for p in task.strip("/").split("/"))
+            address = known[task] = cluster.task_address(parts["job"], int(parts["task"]))
+        return address
 
     def state_task(self, tasks: list[str]) -> tuple[str, int]:
         """Where unpinned variables live: ps task 0 if the session sees a ps job, else its first task.

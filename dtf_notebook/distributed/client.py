@@ -133,9 +133,10 @@ class Client:
         """The last incarnation seen from ``address`` (None before any reply)."""
         return self._incarnations.get(address)
 
-    def connection_breaks(self, address: str) -> int | None:
-        """How many connections of the calling thread's socket to ``address`` broke so far (None when this thread has
-        no socket to it): a change between two looks means the peer went down or restarted in between.
+    def connection_breaks(self, address: str) -> tuple[int, int] | None:
+        """The calling thread's socket to ``address`` (a serial number) and how many of its connections broke so far;
+        None when this thread has no socket to it. A change between two looks means the peer went down or restarted
+        in between (a socket made anew, after one dropped on an error, has another serial).
 
         Example:
             >>> client = Client()
@@ -148,7 +149,7 @@ class Client:
         if pair is None:
             return None
         read_events(pair[1], self.cluster_key)
-        return pair[1].breaks
+        return pair[1].serial, pair[1].breaks
 
     def call(
         self,

@@ -16,13 +16,13 @@ the session knows, before the first direct step.
 Example:
     >>> route = DirectRoute({"task": "/job:ps/replica:0/task:0", "address": "127.0.0.1:2222",
     ...     "graph_handle": "/job:ps/replica:0/task:0/graph/1-ab", "incarnation": 7, "master": "127.0.0.1:2223",
-    ...     "feeds": [[0, "x:0"]], "fetches": [[1, "y:0"]], "targets": [], "fed_fetches": [[0, 0]]},
+    ...     "master_incarnation": 9, "feeds": [[0, "x:0"]], "fetches": [[1, "y:0"], [0, "z:0"]], "targets": []},
     ...     master_address="127.0.0.1:2223", version=3)
     >>> header, tensors = route.request([5.0], timeout=None, step_id=11)
     >>> header["feeds"], header["fetches"], tensors
-    (['x:0'], ['y:0'], [5.0])
-    >>> route.results({"incarnation": 7}, [6.0], [5.0], fetch_count=2)
-    [5.0, 6.0]
+    (['x:0'], ['y:0', 'z:0'], [5.0])
+    >>> route.results({"incarnation": 7}, [6.0, 7.0], fetch_count=2)
+    [7.0, 6.0]
 """
 
 from __future__ import annotations
@@ -54,10 +54,10 @@ class DirectRoute:
         "handle",
         "incarnation",
         "master",
+        "master_incarnation",
         "feeds",
         "fetches",
         "targets",
-        "fed_fetches",
         "version",
     )
 
@@ -68,14 +68,15 @@ class DirectRoute:
             self.handle = _text(route["graph_handle"])
             self.incarnation = route["incarnation"]
             self.master = _text(route["master"])
+            self.master_incarnation = route["master_incarnation"]
             self.feeds = [(int(i), _text(n)) for i, n in route["feeds"]]
             self.fetches = [(int(i), _text(n)) for i, n in route["fetches"]]
             self.targets = [_text(n) for n in route["targets"]]
-            self.fed_fetches = [(int(i), int(j)) for i, j in route["fed_fetches"]]
         except (KeyError, TypeError, ValueError) as e:
             raise errors.DataLossError(None, None, f"The master sent a malformed step route ({e!r})") from None
-        if self.incarnation is not None and type(self.incarnation) is not int:
-            raise errors.DataLossError(None, None, "The master sent a step route with a malformed incarnation")
+        for incarnation in (self.incarnation, self.master_incarnation):
+            if incarnation is not None and type(incarnation) is not int:
+                raise errors.DataLossError(None, None, "The master sent a step route with a malformed incarnation")
         self.version = version
 
     def request(self, values: list[Any], timeout: float | None, step_id: int) -> tuple[dict[str, Any], list[Any]]:
@@ -88,10 +89,12 @@ class DirectRoute:
             "targets": self.targets,
             "timeout": timeout,
             "master": self.master,
+            # The task gives the step up if the master it pings while waiting restarted (it would wait for nobody).
+            "master_incarnation": self.master_incarnation,
         }
         return header, [values[i] for i, _ in self.feeds]
 
-    def results(self, reply: dict[str, Any], tensors: list[Any], values: list[Any], fetch_count: int) -> list[Any]:
+    def results(self, reply: dict[str, Any], tensors: list[Any], fetch_count: int) -> list[Any]:
         """The step's fetched values from the task's reply, in the session's fetch order.
 
         Raises:
@@ -109,8 +112,6 @@ class DirectRoute:
         results: list[Any] = [None] * fetch_count
         for (index, _), value in zip(self.fetches, tensors):
             results[index] = value
-        for index, feed_index in self.fed_fetches:
-            results[index] = values[feed_index]
         return results
 
     def gone(self, error: errors.OpError) -> bool:

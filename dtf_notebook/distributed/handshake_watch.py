@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import itertools
 import socket
 import time
 
@@ -50,6 +51,9 @@ _EVENTS = _PROTOCOL | _AUTH | _NO_DETAIL | _SUCCEEDED | _DISCONNECTED
 _NO_DETAIL_IN_A_ROW = 3
 
 
+_serials = itertools.count(1)
+
+
 class HandshakeWatch:
     """The monitor of one socket's handshakes, how many unclear failures came in a row since the last success, the
     refusal they mean (not reported yet), and how many of the socket's connections broke so far.
@@ -57,10 +61,11 @@ class HandshakeWatch:
     Made by :func:`watch`; :func:`read_events` and :func:`refusal` read it, :func:`unwatch` closes it.
     """
 
-    __slots__ = ("monitor", "failures_in_a_row", "failure", "breaks", "unclear")
+    __slots__ = ("monitor", "failures_in_a_row", "failure", "breaks", "unclear", "serial")
 
     def __init__(self, monitor: zmq.Socket) -> None:
         self.monitor = monitor
+        self.serial = next(_serials)  # tells this socket's breaks from those of one made later for the same peer
         self.failures_in_a_row = 0
         self.failure: str | None = None
         self.breaks = 0

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import random
 import secrets
 import threading
 import time
@@ -309,8 +308,8 @@ class MasterSession:
         cancels the client's steps still running there. With ``session_gc_secs`` every step goes through the master,
         which must see the session in use to keep it.
         """
-        if len(plan.handles) != 1 or self.master.session_gc_secs > 0:
-            return None
+        if len(plan.handles) != 1 or plan.fed_fetches or self.master.session_gc_secs > 0:
+            return None  # (a fed value fetched back is a copy through the master, never the caller's own object)
         ((task, handle),) = plan.handles.items()
         own = task == f"/job:{self.master.job}/replica:0/task:{self.master.task}"
         return {
@@ -319,10 +318,10 @@ class MasterSession:
             "graph_handle": handle,
             "incarnation": self.incarnations.get(task),
             "master": self.master.address,
+            "master_incarnation": self.master.incarnation,
             "feeds": [list(f) for f in plan.feeds.get(task, [])],
             "fetches": [list(f) for f in plan.fetches.get(task, [])],
             "targets": list(plan.targets.get(task, [])),
-            "fed_fetches": [list(f) for f in plan.fed_fetches],
         }
 
     def route(self, feeds: list[str], fetches: list[str], targets: list[str]) -> dict[str, Any] | None:
@@ -471,7 +470,7 @@ class MasterSession:
     @contextlib.contextmanager
     def _running_step(self, plan: _StepPlan) -> Iterator[int]:
         """A new step id, known as running (on ``plan``'s tasks) until the block ends, so close() can cancel it."""
-        step_id = random.getrandbits(62)
+        step_id = secrets.randbits(62)
         with self._refs:
             if self._closed:
                 raise errors.CancelledError(None, None, f"Session {self.handle} was closed")
@@ -494,6 +493,7 @@ class MasterSession:
             "targets": plan.targets.get(task, []),
             "timeout": timeout,
             "master": self.master.address,
+            "master_incarnation": self.master.incarnation,
             "direct_fetch": direct_fetch,
         }
         return header, [values[i] for i, _ in task_feeds]
@@ -627,6 +627,7 @@ class MasterService:
         self.job, self.task = job, task
         self.call = call
         self.address = ""  # set by the Server once bound: workers check this master is alive during long steps
+        self.incarnation: int | None = None  # the Server's, once bound: a restarted master is not a step's master
         # (task, method, header, tensors, timeout) -> reply, run in the calling thread.
         self.call_sync = call_sync or (lambda t, m, h, x, timeout: call(t, m, h, x).result(timeout))
         self._sessions: dict[str, MasterSession] = {}
@@ -905,7 +906,7 @@ class _LoopStep:
         hold_sends: Callable[[int], contextlib.AbstractContextManager[dict[str, Any]]],
     ) -> None:
         session, plan = self.session, self.plan
-        self.step_id = step_id = random.getrandbits(62)
+        self.step_id = step_id = secrets.randbits(62)
         with session._refs:
             closed = session._closed
             if not closed:

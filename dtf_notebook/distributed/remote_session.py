@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import random
+import secrets
 import threading
 import time
 from concurrent.futures import Future
@@ -172,7 +172,11 @@ class RemoteBackend:
         if route is None:
             self._routes[key] = None
             return
-        learned = DirectRoute(route, self.address, version)
+        try:
+            learned = DirectRoute(route, self.address, version)
+        except errors.DataLossError:
+            self._routes[key] = None  # the step itself ran; its signature keeps going through the master
+            return
         if learned.address not in self._probes:
             # Does the address the master named reach the task the session knows? Asked once, in the background.
             self._probes[learned.address] = self._client.call_async(learned.address, "GetStatus", {}, [])
@@ -197,9 +201,9 @@ class RemoteBackend:
     def _run_direct(
         self, route: DirectRoute, fed: list[Any], fetch_count: int, timeout: float | None, wait: float | None
     ) -> list[Any]:
-        header, tensors = route.request(fed, timeout, random.getrandbits(62))
+        header, tensors = route.request(fed, timeout, secrets.randbits(62))
         reply, out = self._client.call(route.address, "RunGraph", header, tensors, timeout=wait)
-        return route.results(reply, out, fed, fetch_count)
+        return route.results(reply, out, fetch_count)
 
     def placement(self, graph: Graph, fetches: list[Any], targets: list[Any], feeds: list[Any]) -> dict[str, Any]:
         """The master's placement of the step running ``fetches``/``targets`` with ``feeds`` fed (every node

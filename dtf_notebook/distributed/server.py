@@ -56,6 +56,8 @@ _MASTER_METHODS = frozenset(
         "GetClusterSpec",
     }
 )
+# Bookkeeping a master sends to a task of its own process: handled at once, in the order sent (see _call_task).
+_IN_ORDER = frozenset({"DeregisterGraph", "ForgetSession"})
 
 # address -> Server, for servers of this process (direct calls between them).
 _local_servers: dict[str, Server] = {}
@@ -266,6 +268,7 @@ class Server:
             )
         self.worker.incarnation = self._socket.incarnation
         self.master.address = self._socket.address
+        self.master.incarnation = self._socket.incarnation
         self.worker.address = self._socket.address
         if self._address.endswith(":0"):
             # Port 0 picks a free port; the cluster spec now names the real address.
@@ -404,6 +407,15 @@ class Server:
             future.set_exception(errors.InvalidArgumentError(None, None, str(e)))
             return future
         if peer is not None:
+            if method in _IN_ORDER:
+                # Done before the caller's next request (a Reset's CleanupContainers, a CloseSession's reply), as they
+                # are for a task across the network, whose requests arrive in order; each is instant.
+                future = Future()
+                try:
+                    future.set_result(peer._handle_local(method, header, tensors))
+                except Exception as e:  # noqa: BLE001 - the call's answer
+                    future.set_exception(e)
+                return future
             return self._pool.submit(peer._handle_local, method, header, tensors)
         return self._client.call_async(address, method, header, tensors)
 
@@ -463,15 +475,21 @@ class Server:
         finally:
             del self._held_sends[step_id]
 
-    def _check_master(self, address: str) -> None:
+    def _check_master(self, address: str, incarnation: Any = None) -> None:
         if address == self.address or local_server(address) is not None:
             return
         try:
-            self._client.call(address, "Ping", {}, timeout=self._client.dead_after)
+            reply, _ = self._client.call(address, "Ping", {}, timeout=self._client.dead_after)
         except (errors.UnavailableError, errors.DeadlineExceededError) as e:
             raise errors.UnavailableError(
                 None, None, f"The master of this step ({address}) is gone; giving up the step ({e.message})"
             ) from None
+        seen = reply.get("incarnation")
+        if None not in (seen, incarnation) and seen != incarnation:
+            # Its address answers, but a restarted master knows nothing of this step: nobody will take its result.
+            raise errors.UnavailableError(
+                None, None, f"The master of this step ({address}) restarted since; giving up the step"
+            )
 
     def __repr__(self) -> str:
         state = "serving" if self._socket is not None else "stopped"

@@ -82,7 +82,8 @@ class WorkerService:
         job, task: This task's place in the cluster.
         config: The server's ConfigProto (devices, GPU options, virtual GPUs).
         peers: Sends a tensor to another task (set by the Server; None for a lone task).
-        master_alive: Raises when the master at an address no longer answers (set by the Server).
+        master_alive: ``(address, incarnation)``: raises when the master at an address no longer answers, or answers
+            with another incarnation than the step's (it restarted); set by the Server.
         files: Where this task's kernels may touch files (the server's file roots).
 
     Example:
@@ -196,7 +197,9 @@ class WorkerService:
         handle = _field(header, "graph_handle", str)
         with self._lock:
             entry = self._graphs.pop(handle, None)
-            running = list(self._running.get(handle, ())) if header.get("cancel") else []
+            running = self._running.pop(handle, set())  # steps still running it end on their own, or now:
+            if not header.get("cancel"):
+                running = set()
             self._timings.pop(handle, None)
             self._on_loop.pop(handle, None)
             self._loop_strikes.pop(handle, None)
@@ -215,7 +218,10 @@ class WorkerService:
         return {}, []
 
     def _started(self, handle: str, step_id: int) -> None:
+        """Counts a step as running ``handle``; raises when the partition was deregistered since it was looked up."""
         with self._lock:
+            if handle not in self._graphs:
+                raise errors.AbortedError(None, None, unregistered_message(handle, self.task_name))
             self._running.setdefault(handle, set()).add(step_id)
 
     def _ended(self, handle: str, step_id: int) -> None:
@@ -298,19 +304,25 @@ class WorkerService:
 
     def run_graph(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         run = self._prepare(header, tensors)
+        self._started(run.handle, run.step_id)  # from here on, closing its session cancels it
+        try:
+            return self._run_started(run, header)
+        finally:
+            self._ended(run.handle, run.step_id)
+
+    def _run_started(self, run: _Prepared, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
         handle, step_id, graph, backend = run.handle, run.step_id, run.graph, run.backend
         rendezvous = self.rendezvous.acquire(step_id)
         self._deliver_sent(run)
-        master = header.get("master")
+        master, master_incarnation = header.get("master"), header.get("master_incarnation")
         if isinstance(master, str) and self._master_alive is not None:
-            rendezvous.watchdog = _Throttled(lambda: self._master_alive(master), every=2.0)
+            rendezvous.watchdog = _Throttled(lambda: self._master_alive(master, master_incarnation), every=2.0)
         tracing = bool(header.get("trace"))
         outbox = self._outbox(step_id)
         step, sent_bytes = self._step_context(header, step_id, rendezvous, outbox, tracing)
         started = time.perf_counter()
         metadata = RunMetadata() if tracing else None
         options = RunOptions(trace_level=RunOptions.FULL_TRACE) if tracing else None
-        self._started(handle, step_id)
         try:
             results = backend.run(graph, run.fetches, run.targets, run.feeds, options, metadata, step=step)
             outbox.flush()
@@ -331,7 +343,6 @@ class WorkerService:
             rendezvous.abort(e)
             raise
         finally:
-            self._ended(handle, step_id)
             self.rendezvous.release(step_id)
             # Tensors pushed for steps that never ran here (their master failed first) must not pile up.
             self.rendezvous.expire(older_than=_STALE_STEP_SECS)
@@ -357,14 +368,19 @@ class WorkerService:
             return False
         try:
             run = self._prepare(header, tensors)
+            self._started(run.handle, run.step_id)
         except errors.OpError:
             return False  # a thread reports it, as for any request
         rendezvous = self.rendezvous.acquire(run.step_id)
-        self._started(run.handle, run.step_id)
-        self._deliver_sent(run)
-        outbox = self._outbox(run.step_id)
-        step, _ = self._step_context(header, run.step_id, rendezvous, outbox, False)
-        backend_run = run.backend.start(run.graph, run.fetches, run.targets, run.feeds, step)
+        try:
+            self._deliver_sent(run)
+            outbox = self._outbox(run.step_id)
+            step, _ = self._step_context(header, run.step_id, rendezvous, outbox, False)
+            backend_run = run.backend.start(run.graph, run.fetches, run.targets, run.feeds, step)
+        except BaseException:
+            self._ended(run.handle, run.step_id)
+            self.rendezvous.release(run.step_id)
+            raise
         master = header.get("master")
         loop_run = _LoopRun(self, run, backend_run, rendezvous, outbox, reply, loop, master, header)
         rendezvous.on_ready = lambda: loop.call_soon(loop_run.resume)
@@ -509,6 +525,7 @@ class _LoopRun:
         self.worker, self.run, self.backend_run = worker, run, backend_run
         self.rendezvous, self.outbox, self.reply, self.loop = rendezvous, outbox, reply, loop
         self.master = master if isinstance(master, str) and master != worker.address else None
+        self.master_incarnation = header.get("master_incarnation")
         self.direct_fetch = bool(header.get("direct_fetch"))
         self.busy = 0.0  # seconds it kept the loop busy
         self.checked = time.monotonic()  # when its master was last known alive
@@ -568,6 +585,10 @@ class _LoopRun:
     def _pinged(self, header: Any, tensors: Any, error: Any) -> None:
         self.pinging = False
         self.checked = time.monotonic()
+        seen = header.get("incarnation") if isinstance(header, dict) else None
+        if error is None and None not in (seen, self.master_incarnation) and seen != self.master_incarnation:
+            # Its address answers, but a restarted master knows nothing of this step: nobody will take its result.
+            error = errors.UnavailableError(None, None, "it restarted since")
         if error is not None:
             self.rendezvous.abort(
                 errors.UnavailableError(

@@ -29,10 +29,13 @@ def _eventually(condition, timeout: float = 10.0) -> bool:
 @pytest.fixture
 def sockets(monkeypatch):
     """A ps and a worker in this process, reached over their sockets as a client process would (not called
-    directly), with the worker's master counting the steps it serves."""
+    directly), with the worker's master counting the steps it serves and the client the steps it sends directly
+    (``served`` gets "RunStep" and "direct"). A route stays usable for a minute after the master was heard (not
+    a second), so that a loaded machine does not change which way a step goes."""
     from tests.distributed.cluster_util import free_port
 
     monkeypatch.setattr(remote_session, "local_server", lambda address: None)
+    monkeypatch.setattr(remote_session, "REFRESH_SECS", 60.0)
     spec = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
     ps = tf.train.Server(spec, job_name="ps", task_index=0)
     worker = tf.train.Server(spec, job_name="worker", task_index=0)
@@ -49,8 +52,15 @@ def sockets(monkeypatch):
             served.append("RunStep")
         return taken
 
+    run_direct = remote_session.RemoteBackend._run_direct
+
+    def counted_direct(backend, *args):
+        served.append("direct")
+        return run_direct(backend, *args)
+
     monkeypatch.setattr(worker.master, "handle", counted_handle)
     monkeypatch.setattr(worker.master, "start_run_step", counted_start)
+    monkeypatch.setattr(remote_session.RemoteBackend, "_run_direct", counted_direct)
     yield ps, worker, served
     worker.stop()
     ps.stop()
@@ -58,6 +68,11 @@ def sockets(monkeypatch):
 
 def _steps(served) -> int:
     return served.count("RunStep")
+
+
+def _probed(sess) -> bool:
+    """Whether every task address a route of ``sess`` named has answered its probe."""
+    return _eventually(lambda: all(probe.done() for probe in sess._backend._probes.values()))
 
 
 def test_a_one_partition_step_goes_straight_to_its_task_after_the_master_named_the_route(sockets):
@@ -70,17 +85,21 @@ def test_a_one_partition_step_goes_straight_to_its_task_after_the_master_named_t
     with tf.Session(worker.target) as sess:
         sess.run(v.initializer)
         assert [float(sess.run(increment)) for _ in range(3)] == [1.0, 2.0, 3.0]  # the master names the route
-        time.sleep(0.1)  # the task's address answers its probe
-        before = _steps(served)
+        assert _probed(sess)
+        before, direct = _steps(served), served.count("direct")
         assert [float(sess.run(increment)) for _ in range(20)] == [float(i) for i in range(4, 24)]
-        assert _steps(served) == before  # none of the 20 reached the master
+        assert _steps(served) == before and served.count("direct") == direct + 20  # none reached the master
         # Feeds, a fed tensor fetched back, several fetches in the session's order.
         assert float(sess.run(scaled, {x: np.float32(0.5)})) == 0.5 * 23
         before = _steps(served)
-        fed, out, current = sess.run([x, scaled, v], {x: 2.0})
-        assert (float(fed), float(out), float(current)) == (2.0, 46.0, 23.0)
-        assert float(sess.run(scaled, {x: np.float32(0.25)})) == 0.25 * 23
-        assert _steps(served) == before + 1  # the new signature's first step
+        assert [float(sess.run(scaled, {x: np.float32(f)})) for f in (0.25, 2.0)] == [0.25 * 23, 46.0]
+        assert _steps(served) == before
+        # A fed value fetched back is a copy, never the caller's own array: such a step keeps the master's path.
+        fed_array = np.array(2.0, np.float32)
+        for _ in range(3):
+            fed, out, current = sess.run([x, scaled, v], {x: fed_array})
+            assert fed is not fed_array and (float(fed), float(out), float(current)) == (2.0, 46.0, 23.0)
+        assert _steps(served) == before + 3
 
 
 def test_a_step_across_tasks_always_goes_through_the_master(sockets):
@@ -98,7 +117,7 @@ def test_a_step_across_tasks_always_goes_through_the_master(sockets):
 
 def test_the_master_hears_from_the_client_every_refresh_period(sockets, monkeypatch):
     ps, worker, served = sockets
-    monkeypatch.setattr(remote_session, "REFRESH_SECS", 0.0)
+    monkeypatch.setattr(remote_session, "REFRESH_SECS", -1.0)  # every step is past it
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(0.0, name="v")
     increment = tf.assign_add(v, 1.0)
@@ -118,15 +137,20 @@ def test_closing_the_session_cancels_a_step_running_on_its_task_directly(sockets
     sess = tf.Session(worker.target)
     sess.run(queue.enqueue_many([[1.0, 2.0, 3.0]]))
     results = []
+    probed = threading.Event()
 
     def take_four():  # from one thread: the route is used by a thread that heard from the master lately
-        for _ in range(4):
+        _record(results, sess.run, take)
+        probed.wait(30)
+        for _ in range(3):
             _record(results, sess.run, take)
 
     runner = threading.Thread(target=take_four, daemon=True)
     runner.start()
+    assert _eventually(lambda: len(results) == 1) and _probed(sess)
+    probed.set()
     assert _eventually(lambda: len(results) == 3 and len(ps.worker._running) == 1)  # blocked on the empty queue
-    assert _steps(served) == 2  # the enqueue and the first dequeue: the master never saw the blocked step
+    assert _steps(served) == 2 and served.count("direct") == 3  # the master never saw the blocked step
     sess.close()
     runner.join(15)
     assert not runner.is_alive()
@@ -141,18 +165,21 @@ def test_a_replaced_partition_sends_the_step_back_to_the_master(sockets):
         v = tf.Variable(1.0, name="v")
     with tf.Session(worker.target) as sess:
         sess.run(v.initializer)
-        for _ in range(3):
-            sess.run(v)
+        sess.run(v)
+        assert _probed(sess)
+        sess.run(v)
+        assert served.count("direct") == 1
         # The partition goes away behind the client's back (as when its master replaced the plan).
         (session,) = worker.master._sessions.values()
         (plan,) = [p for p in session._live if p.route is not None and p.route["fetches"]]
         ps.worker.handle("DeregisterGraph", {"graph_handle": plan.handles["/job:ps/replica:0/task:0"]}, [])
-        with pytest.raises(tf.errors.AbortedError, match="is not registered"):
-            sess.run(v)  # the master's own answer for a partition its task lost
         before = _steps(served)
         with pytest.raises(tf.errors.AbortedError, match="is not registered"):
+            sess.run(v)  # tried directly, then the master, whose answer this is (its task lost the partition)
+        assert served.count("direct") == 2 and _steps(served) == before + 1
+        with pytest.raises(tf.errors.AbortedError, match="is not registered"):
             sess.run(v)
-        assert _steps(served) == before + 1  # asked the master, which the direct step never reached
+        assert served.count("direct") == 2 and _steps(served) == before + 2  # the route was dropped
 
 
 def test_a_reset_by_another_session_aborts_the_next_step_as_through_the_master(sockets):
@@ -161,11 +188,14 @@ def test_a_reset_by_another_session_aborts_the_next_step_as_through_the_master(s
         v = tf.Variable(1.0, name="v")
     sess = tf.Session(worker.target)
     sess.run(v.initializer)
-    for _ in range(3):
-        sess.run(v)
+    sess.run(v)
+    assert _probed(sess)
+    sess.run(v)
+    assert served.count("direct") == 1
     tf.Session.reset(worker.target)
     with pytest.raises(tf.errors.AbortedError, match="not known to this master"):
         sess.run(v)
+    assert served.count("direct") == 2  # tried directly first: the task no longer held the partition
     sess.close()
 
 
@@ -198,10 +228,15 @@ def test_a_partition_deregistered_with_cancel_ends_its_running_steps_and_without
     with tf.Session(worker.target) as sess, tf.Session(worker.target) as feeder:
         for cancel in (False, True):
             take = queue.dequeue(name=f"take_{cancel}")  # a partition of its own
-            results = []
-            runner = threading.Thread(target=_record, args=(results, sess.run, take), daemon=True)
+            feeder.run(queue.enqueue(1.0))
+            results, probed = [], threading.Event()
+            runner = threading.Thread(target=_take_twice, args=(results, sess, take, probed), daemon=True)
             runner.start()
+            assert _eventually(lambda r=results: len(r) == 1) and _probed(sess)
+            direct = served.count("direct")
+            probed.set()
             assert _eventually(lambda: len(ps.worker._running) == 1)
+            assert served.count("direct") == direct + 1  # the blocked step went straight to the ps
             (handle,) = ps.worker._running
             ps.worker.handle("DeregisterGraph", {"graph_handle": handle, "cancel": cancel}, [])
             if not cancel:
@@ -211,9 +246,10 @@ def test_a_partition_deregistered_with_cancel_ends_its_running_steps_and_without
             runner.join(15)
             assert not runner.is_alive()
             if cancel:
-                assert isinstance(results[0], tf.errors.CancelledError), results
+                assert isinstance(results[1], tf.errors.CancelledError), results
             else:
-                assert results == [7.0]
+                assert results == [1.0, 7.0]
+            assert not ps.worker._running
 
 
 @pytest.mark.slow
@@ -234,6 +270,39 @@ def test_a_master_that_went_down_fails_the_next_one_partition_step_within_second
         with pytest.raises(tf.errors.UnavailableError):
             sess.run(increment)
         assert time.monotonic() - started < 10.0
+
+
+@pytest.mark.slow
+def test_a_step_waiting_on_its_task_directly_ends_when_the_master_restarts():
+    """The task pings the step's master while it waits: a master restarted on its address answers, but with another
+    incarnation, so the step gives up (through the master it would fail when the client's connection broke)."""
+    from tests.distributed.cluster_util import LocalCluster
+
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as cluster, tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            queue = tf.FIFOQueue(10, tf.float32, shared_name="master_restarts")
+        take = queue.dequeue()
+        sess = tf.Session(cluster.target("worker", 0))
+        sess.run(queue.enqueue(1.0))
+        results, probed = [], threading.Event()
+        runner = threading.Thread(target=_take_twice, args=(results, sess, take, probed), daemon=True)
+        runner.start()
+        assert _eventually(lambda: len(results) == 1) and _probed(sess)
+        probed.set()
+        time.sleep(0.5)  # the second take waits on the ps
+        cluster.restart("worker", 0)
+        restarted = time.monotonic()
+        runner.join(30)
+        assert not runner.is_alive()
+        assert results[0] == 1.0 and isinstance(results[1], tf.errors.UnavailableError), results
+        assert "restarted" in results[1].message
+        assert time.monotonic() - restarted < 15.0
+
+
+def _take_twice(results, sess, take, probed):
+    _record(results, sess.run, take)
+    probed.wait(30)
+    _record(results, sess.run, take)
 
 
 def _record(results, fn, *args):

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 
 from dtf_notebook.distributed.local_process import free_port, task_env
 from dtf_notebook.notebook.local_cluster import LocalCluster
 
-__all__ = ["SIMPLE_CLIENT", "LocalCluster", "free_port", "run_client", "task_env"]
+__all__ = ["SIMPLE_CLIENT", "LocalCluster", "eventually", "free_port", "run_client", "task_env"]
 
 # Seed 002's simple_client.py: ``python -c SIMPLE_CLIENT TARGET [init]`` increments the shared x and prints it.
 SIMPLE_CLIENT = """
@@ -38,3 +40,13 @@ def run_client(script: str, *args: str, timeout: float = 120, env: dict[str, str
     if result.returncode != 0:
         raise RuntimeError(f"client failed ({result.returncode}): {result.stderr[-3000:]}")
     return result.stdout
+
+
+def eventually(condition: Callable[[], object], timeout: float = 10.0) -> bool:
+    """Whether ``condition()`` turns true within ``timeout`` seconds (checked every 20 ms)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

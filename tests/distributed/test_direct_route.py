@@ -13,17 +13,9 @@ import pytest
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed import remote_session
 from dtf_notebook.distributed.transport import Client
+from tests.distributed.cluster_util import eventually
 
 pytestmark = pytest.mark.cluster
-
-
-def _eventually(condition, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 @pytest.fixture
@@ -72,7 +64,7 @@ def _steps(served) -> int:
 
 def _probed(sess) -> bool:
     """Whether every task address a route of ``sess`` named has answered its probe."""
-    return _eventually(lambda: all(probe.done() for probe in sess._backend._probes.values()))
+    return eventually(lambda: all(probe.done() for probe in sess._backend._probes.values()))
 
 
 def test_a_one_partition_step_goes_straight_to_its_task_after_the_master_named_the_route(sockets):
@@ -118,15 +110,7 @@ def test_a_step_across_tasks_always_goes_through_the_master(sockets):
 def test_the_master_hears_from_the_client_every_refresh_period(sockets, monkeypatch):
     ps, worker, served = sockets
     monkeypatch.setattr(remote_session, "REFRESH_SECS", -1.0)  # every step is past it
-    with tf.device("/job:ps/task:0"):
-        v = tf.Variable(0.0, name="v")
-    increment = tf.assign_add(v, 1.0)
-    with tf.Session(worker.target) as sess:
-        sess.run(v.initializer)
-        before = _steps(served)
-        for _ in range(5):
-            sess.run(increment)
-        assert _steps(served) == before + 5
+    _five_increments_all_through_the_master(worker, served)
 
 
 def test_closing_the_session_cancels_a_step_running_on_its_task_directly(sockets):
@@ -147,16 +131,16 @@ def test_closing_the_session_cancels_a_step_running_on_its_task_directly(sockets
 
     runner = threading.Thread(target=take_four, daemon=True)
     runner.start()
-    assert _eventually(lambda: len(results) == 1) and _probed(sess)
+    assert eventually(lambda: len(results) == 1) and _probed(sess)
     probed.set()
-    assert _eventually(lambda: len(results) == 3 and len(ps.worker._running) == 1)  # blocked on the empty queue
+    assert eventually(lambda: len(results) == 3 and len(ps.worker._running) == 1)  # blocked on the empty queue
     assert _steps(served) == 2 and served.count("direct") == 3  # the master never saw the blocked step
     sess.close()
     runner.join(15)
     assert not runner.is_alive()
     assert results[:3] == [1.0, 2.0, 3.0] and isinstance(results[3], tf.errors.CancelledError), results
     assert "was closed while this step ran" in results[3].message
-    assert _eventually(lambda: not ps.worker._graphs and not ps.worker._running)
+    assert eventually(lambda: not ps.worker._graphs and not ps.worker._running)
 
 
 def test_a_replaced_partition_sends_the_step_back_to_the_master(sockets):
@@ -211,14 +195,7 @@ def test_a_route_whose_task_does_not_answer_the_probe_is_never_taken(sockets, mo
         return call_async(self, address, method, *args, **kwargs)
 
     monkeypatch.setattr(Client, "call_async", refuse_probes)
-    with tf.device("/job:ps/task:0"):
-        v = tf.Variable(0.0, name="v")
-    increment = tf.assign_add(v, 1.0)
-    with tf.Session(worker.target) as sess:
-        sess.run(v.initializer)
-        before = _steps(served)
-        assert [float(sess.run(increment)) for _ in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
-        assert _steps(served) == before + 5
+    _five_increments_all_through_the_master(worker, served)
 
 
 def test_a_partition_deregistered_with_cancel_ends_its_running_steps_and_without_lets_them_finish(sockets):
@@ -232,10 +209,10 @@ def test_a_partition_deregistered_with_cancel_ends_its_running_steps_and_without
             results, probed = [], threading.Event()
             runner = threading.Thread(target=_take_twice, args=(results, sess, take, probed), daemon=True)
             runner.start()
-            assert _eventually(lambda r=results: len(r) == 1) and _probed(sess)
+            assert eventually(lambda r=results: len(r) == 1) and _probed(sess)
             direct = served.count("direct")
             probed.set()
-            assert _eventually(lambda: len(ps.worker._running) == 1)
+            assert eventually(lambda: len(ps.worker._running) == 1)
             assert served.count("direct") == direct + 1  # the blocked step went straight to the ps
             (handle,) = ps.worker._running
             ps.worker.handle("DeregisterGraph", {"graph_handle": handle, "cancel": cancel}, [])
@@ -287,7 +264,7 @@ def test_a_step_waiting_on_its_task_directly_ends_when_the_master_restarts():
         results, probed = [], threading.Event()
         runner = threading.Thread(target=_take_twice, args=(results, sess, take, probed), daemon=True)
         runner.start()
-        assert _eventually(lambda: len(results) == 1) and _probed(sess)
+        assert eventually(lambda: len(results) == 1) and _probed(sess)
         probed.set()
         time.sleep(0.5)  # the second take waits on the ps
         cluster.restart("worker", 0)
@@ -297,6 +274,17 @@ def test_a_step_waiting_on_its_task_directly_ends_when_the_master_restarts():
         assert results[0] == 1.0 and isinstance(results[1], tf.errors.UnavailableError), results
         assert "restarted" in results[1].message
         assert time.monotonic() - restarted < 15.0
+
+
+def _five_increments_all_through_the_master(worker, served):
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(0.0, name="v")
+    increment = tf.assign_add(v, 1.0)
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+        before = _steps(served)
+        assert [float(sess.run(increment)) for _ in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
+        assert _steps(served) == before + 5
 
 
 def _take_twice(results, sess, take, probed):

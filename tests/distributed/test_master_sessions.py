@@ -11,17 +11,9 @@ import pytest
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.transport import Client
+from tests.distributed.cluster_util import eventually
 
 pytestmark = pytest.mark.cluster
-
-
-def _eventually(condition, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 @pytest.fixture
@@ -60,7 +52,7 @@ def test_graph_extensions_keep_one_registration_per_signature_and_close_drops_al
         assert _registered(ps, worker) == first
         assert set(ps.worker._graphs) | set(worker.worker._graphs) == handles  # reused, not re-registered
         assert sess.run(v) == 21.0
-    assert _eventually(lambda: _registered(ps, worker) == 0)
+    assert eventually(lambda: _registered(ps, worker) == 0)
     # The workers' compiled plans of those partitions went with them (nothing keeps the graphs alive).
     assert not ps.worker.backend._plans and not worker.worker.backend._plans
     assert not ps.worker._timings and not worker.worker._timings
@@ -90,14 +82,14 @@ def test_a_changed_partition_replaces_the_old_registration_once_no_step_runs_it(
         assert sess.run(doubled) == 6.0
         assert handles() > before and len(handles()) == len(before) + 2  # the held plan stays registered
         session.release(held)
-        assert _eventually(lambda: not old & handles())
+        assert eventually(lambda: not old & handles())
         assert len(handles()) == len(before)
         for i in range(10):
             session._plans[((), tuple(fetches), ())].fingerprint = ("stale",)
             tf.constant(float(i), name=f"more_{i}")
             assert sess.run(doubled) == 6.0
-        assert _eventually(lambda: len(handles()) == len(before))  # bounded: one plan per signature
-    assert _eventually(lambda: not handles())
+        assert eventually(lambda: len(handles()) == len(before))  # bounded: one plan per signature
+    assert eventually(lambda: not handles())
 
 
 def test_close_during_a_step_cancels_it_and_deregisters_when_it_ends(two_tasks):
@@ -116,14 +108,14 @@ def test_close_during_a_step_cancels_it_and_deregisters_when_it_ends(two_tasks):
 
     runner = threading.Thread(target=run)
     runner.start()
-    assert _eventually(lambda: len(worker.master._sessions) == 1)
+    assert eventually(lambda: len(worker.master._sessions) == 1)
     (session,) = worker.master._sessions.values()
-    assert _eventually(lambda: session.active == 1 and _registered(ps, worker) == 2)
+    assert eventually(lambda: session.active == 1 and _registered(ps, worker) == 2)
     session.close()  # what CloseSession does: the blocked step is cancelled on every task, as in TF1
     runner.join(30)
     assert len(results) == 1 and isinstance(results[0], tf.errors.CancelledError), results
     assert "was closed while this step ran" in results[0].message
-    assert _eventually(lambda: _registered(ps, worker) == 0)  # once the step ended
+    assert eventually(lambda: _registered(ps, worker) == 0)  # once the step ended
     sess.close()
 
 
@@ -141,7 +133,7 @@ def test_idle_sessions_of_dead_clients_are_collected_when_configured():
         run = {"session_handle": handle, "feeds": [], "fetches": ["two:0"], "targets": []}
         assert float(client.call(server.address, "RunStep", run, timeout=30)[1][0]) == 2.0
         assert len(server.worker._graphs) == 1
-        assert _eventually(lambda: not server.master._sessions and not server.worker._graphs, timeout=15)
+        assert eventually(lambda: not server.master._sessions and not server.worker._graphs, timeout=15)
         with pytest.raises(tf.errors.AbortedError, match="collected after being idle"):
             client.call(server.address, "RunStep", run, timeout=30)
     finally:
@@ -157,9 +149,9 @@ def test_a_session_running_a_step_is_never_idle():
         results = []
         runner = threading.Thread(target=lambda: results.append(sess.run(queue.dequeue())))
         runner.start()
-        assert _eventually(lambda: len(server.master._sessions) == 1)
+        assert eventually(lambda: len(server.master._sessions) == 1)
         (session,) = server.master._sessions.values()
-        assert _eventually(lambda: session.active == 1)
+        assert eventually(lambda: session.active == 1)
         assert server.master.collect_idle(now=time.monotonic() + 7200) == []
         with tf.Session(server.target) as other:
             other.run(queue.enqueue(4.0))
@@ -301,7 +293,7 @@ def test_a_closed_sessions_private_state_leaves_the_task(two_tasks):
         with tf.Session(worker.target, config=tf.ConfigProto(isolate_session_state=True)) as sess:
             sess.run(v.initializer)
             assert any(s.backend.state.resources is not ps.worker.state.resources for s in ps.worker._sessions.values())
-    assert _eventually(lambda: not ps.worker._sessions and not worker.worker._sessions)
+    assert eventually(lambda: not ps.worker._sessions and not worker.worker._sessions)
 
 
 @pytest.mark.tf_oracle

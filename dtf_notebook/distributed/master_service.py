@@ -311,7 +311,7 @@ class MasterSession:
         if len(plan.handles) != 1 or plan.fed_fetches or self.master.session_gc_secs > 0:
             return None  # (a fed value fetched back is a copy through the master, never the caller's own object)
         ((task, handle),) = plan.handles.items()
-        own = task == f"/job:{self.master.job}/replica:0/task:{self.master.task}"
+        own = task == self.master.task_name
         return {
             "task": task,
             "address": None if own else self.master.task_address(task),
@@ -625,6 +625,7 @@ class MasterService:
         self.ledger = ledger or PeerLedger()
         self.session_gc_secs = session_gc_secs
         self.job, self.task = job, task
+        self.task_name = f"/job:{job}/replica:0/task:{task}"  # this master's own task
         self.call = call
         self.address = ""  # set by the Server once bound: workers check this master is alive during long steps
         self.incarnation: int | None = None  # the Server's, once bound: a restarted master is not a step's master
@@ -668,7 +669,7 @@ class MasterService:
             UnavailableError: some tasks did not answer within ``config.cluster_wait_secs``; names them.
         """
         tasks = [t for t in _all_tasks(self.cluster) if _allowed(t, config.device_filters)]
-        own = f"/job:{self.job}/replica:0/task:{self.task}"
+        own = self.task_name
         if own not in tasks:
             tasks.append(own)
         deadline = time.monotonic() + config.cluster_wait_secs
@@ -701,7 +702,7 @@ class MasterService:
             config = ConfigProto.from_dict(header.get("config") or {})
             graph_def = wire.decode_graph_def(header.get("graph") or {"node": []}, tensors)
             # Unguessable, so that no peer runs or closes another's session by guessing its handle.
-            handle = f"/job:{self.job}/replica:0/task:{self.task}/session/{next(self._ids)}-{secrets.token_hex(8)}"
+            handle = f"{self.task_name}/session/{next(self._ids)}-{secrets.token_hex(8)}"
             peer = current_peer.get()
             self.ledger.open_session(peer)
             try:
@@ -916,7 +917,7 @@ class _LoopStep:
             self._finish()
             return
         timeout = None if self.timeout is None else float(self.timeout)
-        own = f"/job:{self.master.job}/replica:0/task:{self.master.task}"
+        own = self.master.task_name
         others = [task for task in plan.handles if task != own]
         self.pending = set(plan.handles)
         if timeout is not None:

@@ -408,6 +408,7 @@ class Client:
                 ready = dict(poller.poll(min(timeout_ms, 100)))
             except zmq.ZMQError:
                 break
+            polled = time.monotonic()
             if self._commands in ready:
                 for frames in _drain(self._commands):
                     address = bytes(frames[1].buffer).decode()
@@ -439,7 +440,7 @@ class Client:
                     self._check_connection_io(address)
             now = time.monotonic()
             if now >= next_check:
-                self._heartbeat(now, poller)
+                self._heartbeat(now, polled, poller)
                 next_check = now + self.heartbeat_interval
         for address, sock in self._sockets.items():
             unwatch_breaks(sock, self._monitors[address])
@@ -469,13 +470,14 @@ class Client:
         else:
             pending.future.set_result((header, tensors))
 
-    def _heartbeat(self, now: float, poller: zmq.Poller) -> None:
+    def _heartbeat(self, now: float, polled: float, poller: zmq.Poller) -> None:
+        # Silence counts up to the last poll: replies that came while this thread was held up are not read yet.
         with self._lock:
             owing = {}
             for p in self._pending.values():
                 owing[p.address] = min(owing.get(p.address, p.sent_at), p.sent_at)
         for address, oldest in owing.items():
-            silent = now - max(self._last_heard.get(address, oldest), oldest)
+            silent = min(now, polled) - max(self._last_heard.get(address, oldest), oldest)
             if silent > self.dead_after:
                 self._fail_address(
                     address,

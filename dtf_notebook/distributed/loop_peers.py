@@ -232,13 +232,19 @@ class LoopPeers:
         else:
             _call(entry[0], header, tensors, None)
 
-    def heartbeat(self, now: float) -> None:
-        """Pings peers that owe replies; fails the requests of a peer silent for ``dead_after`` seconds."""
+    def heartbeat(self, now: float, polled: float | None = None) -> None:
+        """Pings peers that owe replies; fails the requests of a peer silent for ``dead_after`` seconds.
+
+        ``polled`` is when the loop's last poll returned (default ``now``): silence counts only up to then, so a
+        loop that was itself held up (a long handler, a garbage collection) does not blame a peer whose reply
+        arrived meanwhile and waits, unread, on its socket.
+        """
+        listened = now if polled is None else min(now, polled)
         for peer in self._peers.values():
             if not peer.pending:
                 continue
             oldest = min(sent for _, sent in peer.pending.values())
-            silent = now - max(peer.last_heard, oldest)
+            silent = listened - max(peer.last_heard, oldest)
             if silent > self.dead_after:
                 error = errors.UnavailableError(
                     None, None, f"The task at {peer.address} did not answer for {silent:.1f} s; it is probably down"

@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import secrets
 import threading
 import time
@@ -30,6 +31,7 @@ from dtf_notebook.distributed import wire
 from dtf_notebook.distributed.direct_route import REFRESH_SECS, DirectRoute
 from dtf_notebook.distributed.keyring import client_key
 from dtf_notebook.distributed.server import local_server
+from dtf_notebook.distributed.session_closer import close_soon
 from dtf_notebook.distributed.transport import shared_client
 from dtf_notebook.framework.graph import Graph
 from dtf_notebook.runtime.config import ConfigProto, NodeExecStats, RunMetadata, RunOptions
@@ -228,16 +230,17 @@ class RemoteBackend:
         reply, _ = self._client.call(self.address, "Reset", {"containers": containers}, timeout=60)
         return reply.get("cleared", [])
 
-    def close(self) -> None:
-        """Closes the master session (its registered partitions are dropped)."""
+    def close(self, wait: bool = True) -> None:
+        """Closes the master session (its registered partitions are dropped); with ``wait=False`` (a finaliser)
+        the ``CloseSession`` goes out from the closer thread and this returns at once."""
         self._routes.clear()
         if self._handle is None:
             return
         handle, self._handle = self._handle, None
-        try:
-            self._client.call(self.address, "CloseSession", {"session_handle": handle}, timeout=5)
-        except errors.OpError:
-            pass  # the master is gone; nothing left to close
+        if wait:
+            _close_master_session(self._client, self.address, handle)
+        else:
+            close_soon(functools.partial(_close_master_session, self._client, self.address, handle))
 
 
 class _InProcess:
@@ -257,6 +260,13 @@ class _InProcess:
         if local_server(address) is not self._server:
             raise errors.UnavailableError(None, None, f"The in-process task at {address} was stopped")
         return self._server._handle_local(method, dict(header or {}), list(tensors))
+
+
+def _close_master_session(client: Any, address: str, handle: str) -> None:
+    try:
+        client.call(address, "CloseSession", {"session_handle": handle}, timeout=5)
+    except errors.OpError:
+        pass  # the master is gone; nothing left to close
 
 
 def _scalars(values: list[Any]) -> list[Any]:

@@ -300,6 +300,7 @@ class ServiceSocket:
                 ready = dict(poller.poll(timeout))
             except zmq.ZMQError:
                 break
+            polled = time.monotonic()
             if self._replies in ready:
                 for frames in _drain(self._replies):
                     if len(frames) > 1:
@@ -317,7 +318,7 @@ class ServiceSocket:
                 self._run(heapq.heappop(self._timers)[2])
             if now >= next_tick:
                 self._assembler.expire(now)  # report streams whose sender went quiet
-                peers.heartbeat(now)
+                peers.heartbeat(now, polled)
                 if self._tick is not None:
                     self._run(self._tick, now)
                 next_tick = now + _TICK

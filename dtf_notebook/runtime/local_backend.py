@@ -239,9 +239,9 @@ class LocalBackend:
         self._placement.pop(key, None)
         self._placed_version.pop(key, None)
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         """Cancels the steps still running (from other threads: ``CancelledError``, as TF1's close), then frees this
-        backend's variables and plans."""
+        backend's variables and plans (at once: ``wait`` matters only to remote backends)."""
         for step in list(self._running.values()):
             step.abort(errors.CancelledError(None, None, "The step was cancelled: its session was closed or reset"))
         self.state.resources.clear()

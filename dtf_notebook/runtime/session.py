@@ -252,9 +252,12 @@ class BaseSession:
     # ---- lifetime ----------------------------------------------------------------------------
     def close(self) -> None:
         """Frees the session's resources; further ``run`` calls raise RuntimeError."""
+        self._close(wait=True)
+
+    def _close(self, wait: bool) -> None:
         if not self._closed:
             self._closed = True
-            self._backend.close()
+            self._backend.close(wait=wait)
 
     def as_default(self) -> contextlib.AbstractContextManager[BaseSession]:
         """Makes this the default session (for ``eval``/``run``) inside the block; does not close it."""
@@ -275,8 +278,9 @@ class BaseSession:
         self.close()
 
     def __del__(self) -> None:
+        # A finaliser runs on whichever thread collected the session: it must not wait on a master that may be gone.
         try:
-            self.close()
+            self._close(wait=False)
         except Exception:  # noqa: BLE001 - never raise from a finaliser
             pass
 

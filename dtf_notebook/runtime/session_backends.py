@@ -15,7 +15,7 @@ from typing import Any
 
 __all__ = ["known_schemes", "register_session_backend", "session_backend"]
 
-# scheme -> factory(target, graph, config) returning a backend with run/close/list_devices.
+# scheme -> factory(target, graph, config) returning a backend with run/close(wait)/list_devices.
 _BACKENDS: dict[str, Callable[..., Any]] = {}
 
 

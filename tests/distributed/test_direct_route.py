@@ -270,6 +270,7 @@ def test_a_step_waiting_on_its_task_directly_ends_when_the_master_restarts():
         cluster.restart("worker", 0)
         restarted = time.monotonic()
         runner.join(30)
+        sess.close()
         assert not runner.is_alive()
         assert results[0] == 1.0 and isinstance(results[1], tf.errors.UnavailableError), results
         assert "restarted" in results[1].message

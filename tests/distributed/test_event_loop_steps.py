@@ -63,8 +63,10 @@ def _pump(peers: LoopPeers, poller, until, timeout=10.0):
     deadline = time.monotonic() + timeout
     while not until() and time.monotonic() < deadline:
         peers.pump()
-        peers.receive(dict(poller.poll(20)))
-        peers.heartbeat(time.monotonic())
+        ready = dict(poller.poll(20))
+        polled = time.monotonic()
+        peers.receive(ready)
+        peers.heartbeat(time.monotonic(), polled)
     assert until()
 
 
@@ -99,6 +101,22 @@ def test_loop_peers_fail_requests_to_a_silent_task_with_unavailable():
         peers.request(f"127.0.0.1:{port}", "Hang", {}, [], lambda h, t, e: got.append(e), poller)
         _pump(peers, poller, lambda: bool(got))
         assert isinstance(got[0], errors.UnavailableError)
+        assert peers.outstanding == 0
+    finally:
+        peers.close()
+        router.close(0)
+
+
+def test_a_loop_held_up_does_not_blame_a_peer_for_the_time_it_was_not_listening():
+    peers, poller = LoopPeers(heartbeat_interval=0.05, dead_after=0.3), zmq.Poller()
+    router = zmq.Context.instance().socket(zmq.ROUTER)
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    try:
+        peers.request(f"127.0.0.1:{port}", "Hang", {}, [], lambda h, t, e: None, poller)
+        polled = time.monotonic()
+        peers.heartbeat(polled + 10.0, polled)  # held up for 10 s after its last poll: no silence seen yet
+        assert peers.outstanding == 1
+        peers.heartbeat(polled + 10.0, polled + 10.0)  # then it polled, and nothing had come
         assert peers.outstanding == 0
     finally:
         peers.close()

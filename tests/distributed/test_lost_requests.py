@@ -34,8 +34,10 @@ class _LoopSender:
         deadline = time.monotonic() + timeout
         while not got and time.monotonic() < deadline:
             self.peers.pump()
-            self.peers.receive(dict(self.poller.poll(20)))
-            self.peers.heartbeat(time.monotonic())
+            ready = dict(self.poller.poll(20))
+            polled = time.monotonic()
+            self.peers.receive(ready)
+            self.peers.heartbeat(time.monotonic(), polled)
         return got[0] if got else TimeoutError(method)
 
     def close(self) -> None:

@@ -344,3 +344,39 @@ def test_close_cancels_a_step_blocked_in_another_thread_as_in_tf1(two_tasks, whe
     real_target = "" if where == "local" else real.train.Server.create_local_server().target
     ours_target = "" if where == "local" else two_tasks[1].target
     assert blocked_then_closed(tf, ours_target) == blocked_then_closed(real, real_target) == ("CancelledError", True)
+
+
+def test_a_collected_session_is_closed_without_holding_up_the_thread_that_collected_it(monkeypatch):
+    """The finaliser of a session nobody closed queues its CloseSession: the thread that happened to collect it (a
+    training loop, a task's event loop) does not wait on a master that is slow or gone."""
+    import gc
+
+    from dtf_notebook.distributed import remote_session
+    from dtf_notebook.distributed.service_socket import ServiceSocket
+
+    closing, release, closers = threading.Event(), threading.Event(), []
+    close = remote_session._close_master_session
+    monkeypatch.setattr(
+        remote_session,
+        "_close_master_session",
+        lambda *a: (closers.append(threading.current_thread().name), close(*a)),
+    )
+
+    def master(method, header, tensors):
+        if method == "CloseSession":
+            closing.set()
+            release.wait(30)  # a master that takes its time
+        return {"session_handle": "s1"}, []
+
+    server = ServiceSocket("127.0.0.1:0", master)
+    try:
+        sess = tf.Session(f"zmq://{server.address}", graph=tf.Graph())
+        sess._backend._sync_graph()  # the master session exists
+        del sess
+        gc.collect()
+        assert not release.is_set()  # this thread is here while the master still holds the CloseSession
+        assert closing.wait(10)
+        assert closers == ["dtf-session-closer"]
+    finally:
+        release.set()
+        server.close()

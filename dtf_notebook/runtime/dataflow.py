@@ -54,6 +54,7 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.runtime.float_env import denormals_flushed, flush_denormals_in_this_thread
 from dtf_notebook.runtime.serial_loops import LoopStoppedError, SerialLoop, plan_serial_loops, run_serial_loop
 from dtf_notebook.runtime.step_kinds import ENTER, EXIT, KIND_OF_TYPE, LOOP, MERGE, NEXT, NORMAL, SWITCH
 
@@ -387,6 +388,14 @@ def build_flow_graph(
     )
 
 
+def _kernel_thread(intra_threads: int) -> None:
+    """Sets up a pool thread to run kernels: OpenMP's thread count is per thread, and so are TF's float flags."""
+    if torch.get_num_threads() != intra_threads:
+        torch.set_num_threads(intra_threads)
+    if not denormals_flushed():
+        flush_denormals_in_this_thread()
+
+
 class _Iteration:
     """One iteration of one frame: its value slots and what is left to run in it."""
 
@@ -564,8 +573,7 @@ class FlowRun:
             lock.release()
 
     def _help(self) -> None:
-        if torch.get_num_threads() != self.intra_threads:
-            torch.set_num_threads(self.intra_threads)  # OpenMP's thread count is per thread
+        _kernel_thread(self.intra_threads)
         try:
             self._drain(main=False)
         finally:
@@ -575,8 +583,7 @@ class FlowRun:
                     self.cond.notify()
 
     def _run_then_help(self, i: int, it: _Iteration) -> None:
-        if torch.get_num_threads() != self.intra_threads:
-            torch.set_num_threads(self.intra_threads)
+        _kernel_thread(self.intra_threads)
         self._drain(main=False, done=self._run_step(i, it))
 
     def _run_step(self, i: int, it: _Iteration) -> tuple:

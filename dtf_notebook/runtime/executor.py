@@ -51,6 +51,7 @@ from dtf_notebook.runtime.dataflow import (
 )
 from dtf_notebook.runtime.devices import LocalDevice
 from dtf_notebook.runtime.file_access import FileAccess
+from dtf_notebook.runtime.float_env import flush_denormals
 from dtf_notebook.runtime.queue_waits import QUEUE_WAITS, serial_queue_waits
 from dtf_notebook.runtime.rendezvous import WouldBlock
 from dtf_notebook.runtime.resources import ResourceMgr
@@ -651,16 +652,17 @@ class Plan:
         vals[0] = step
         for slot, value in zip(self.feed_slots, feed_values):
             vals[slot] = value
-        if self._flow is not None:
-            return self._run_flow(self._flow, vals, step, trace)
-        if self._parallel is not None:
-            if self._step_secs >= _PARALLEL_MIN_SECS:
-                return self._run_flow(self._parallel, vals, step, trace)
-            start = time.thread_time()
-            results = self._run_serial(vals, step, trace)
-            self._estimate(time.thread_time() - start, len(self.steps))
-            return results
-        return self._run_serial(vals, step, trace)
+        with flush_denormals():  # as TF's kernels run (see float_env)
+            if self._flow is not None:
+                return self._run_flow(self._flow, vals, step, trace)
+            if self._parallel is not None:
+                if self._step_secs >= _PARALLEL_MIN_SECS:
+                    return self._run_flow(self._parallel, vals, step, trace)
+                start = time.thread_time()
+                results = self._run_serial(vals, step, trace)
+                self._estimate(time.thread_time() - start, len(self.steps))
+                return results
+            return self._run_serial(vals, step, trace)
 
     @property
     def resumable(self) -> bool:
@@ -736,10 +738,11 @@ class Plan:
         deadline = run.step.deadline
         i = first
         try:
-            for i in range(first, len(steps)):
-                if deadline is not None and time.monotonic() > deadline:
-                    raise errors.DeadlineExceededError(None, None, "Timed out: the step ran past its deadline")
-                steps[i](vals)
+            with flush_denormals():
+                for i in range(first, len(steps)):
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise errors.DeadlineExceededError(None, None, "Timed out: the step ran past its deadline")
+                    steps[i](vals)
         except WouldBlock:
             run.next = i  # that receive runs again once its value is there
             return None

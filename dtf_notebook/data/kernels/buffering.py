@@ -43,6 +43,7 @@ from dtf_notebook.lazy_modules import torch
 from dtf_notebook.lib.io import file_io
 from dtf_notebook.lib.io.tf_record import TFRecordWriter, tf_record_iterator
 from dtf_notebook.runtime import values
+from dtf_notebook.runtime.float_env import flush_denormals_in_this_thread
 from dtf_notebook.runtime.queues import POLL_SECS
 
 __all__ = [
@@ -99,8 +100,10 @@ def _stop_threads() -> None:
 
 def _one_kernel_thread() -> None:
     """A pipeline thread runs its kernels on one thread each (OpenMP's count is per thread): the pipeline's small
-    tensors gain nothing from more, and more would compete with the training step's kernels for the cores."""
+    tensors gain nothing from more, and more would compete with the training step's kernels for the cores. It
+    flushes denormals to zero, as every thread that runs kernels does (see ``runtime.float_env``)."""
     torch.set_num_threads(1)
+    flush_denormals_in_this_thread()
 
 
 class _PrefetchIterator(RtIterator):

@@ -179,3 +179,24 @@ def test_docstring_examples():
     result = doctest.testmod(digits_module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_the_digits_are_scikit_learns_own():
+    from sklearn.datasets import load_digits
+
+    from dtf_notebook.datasets.digits import _read_digits
+
+    images, labels = _read_digits()
+    reference = load_digits()
+    np.testing.assert_array_equal(images, reference.images)
+    np.testing.assert_array_equal(labels, reference.target)
+
+
+def test_loading_the_digits_does_not_import_scikit_learn():
+    """Its import loads a second OpenMP runtime that, before torch's, slowed training down (see _read_digits)."""
+    import subprocess
+    import sys
+
+    code = "import sys; from dtf_notebook.datasets import load_digits_784; load_digits_784(); print('sklearn' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"

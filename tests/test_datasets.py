@@ -197,6 +197,11 @@ def test_loading_the_digits_does_not_import_scikit_learn():
     import subprocess
     import sys
 
-    code = "import sys; from dtf_notebook.datasets import load_digits_784; load_digits_784(); print('sklearn' in sys.modules)"
+    code = (
+        "import sys\n"
+        "from dtf_notebook.datasets import load_digits_784\n"
+        "load_digits_784()\n"
+        "print('sklearn' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "False"

@@ -10,6 +10,12 @@ The flags belong to a thread. A step run from a caller's thread sets them for th
 back as they were (the caller's own numpy arithmetic keeps IEEE denormals); threads of the runtime's own set them
 once, as TF's pool threads do.
 
+torch splits a large kernel (tens of thousands of elements) between the calling thread and OpenMP worker threads
+that each thread starts at its first such kernel and then keeps; a new thread copies its creator's flags when it
+starts. So the workers of a thread whose first large kernel ran in a step flush denormals from then on, like TF's
+intra-op pool, also in that thread's own torch calls outside steps; and the workers of a thread that ran large
+torch kernels of its own before its first step keep IEEE denormals in their share of a step's kernels.
+
 Example:
     >>> with flush_denormals():
     ...     denormals_flushed()

@@ -349,8 +349,11 @@ class InteractiveSession(BaseSession):
 
     def close(self) -> None:
         """Closes the session and stops it being the default."""
+        self._close(wait=True)
+
+    def _close(self, wait: bool) -> None:
         was_open = not self._closed
-        super().close()
+        super()._close(wait)
         if was_open and getattr(self, "_session_cm", None) is not None:
             self._session_cm.__exit__(None, None, None)
             try:

@@ -374,9 +374,8 @@ def test_a_collected_session_is_closed_without_holding_up_the_thread_that_collec
         sess._backend._sync_graph()  # the master session exists
         del sess
         gc.collect()
-        assert not release.is_set()  # this thread is here while the master still holds the CloseSession
         assert closing.wait(10)
-        assert closers == ["dtf-session-closer"]
+        assert closers == ["dtf-session-closer"]  # not this thread, which collected the session
     finally:
         release.set()
         server.close()

@@ -20,7 +20,7 @@ def _denormal_products(lib, target: str = "", inter_op_threads: int = 0):
         x32 = lib.placeholder(lib.float32, [3])
         x64 = lib.placeholder(lib.float64, [2])
         kept = lib.constant(DENORMAL_32)
-        fetches = [x32 * 1.0, x64 * 1.0, kept, lib.reduce_sum(x32)]
+        fetches = [x32 * 1.0, x64 * 1.0, kept, lib.reduce_sum(lib.gather(x32, [0, 2])), lib.abs(x32)]
         config = lib.ConfigProto(inter_op_parallelism_threads=inter_op_threads)
         with lib.Session(target, config=config) as sess:
             return sess.run(fetches, {x32: DENORMAL_32, x64: DENORMAL_64})
@@ -33,11 +33,12 @@ def _assert_same(ours, theirs):
 
 
 def test_kernels_flush_denormals_and_fetched_constants_keep_them():
-    products32, products64, kept, total = _denormal_products(tf)
+    products32, products64, kept, denormal_sum, magnitudes = _denormal_products(tf)
     np.testing.assert_array_equal(products32, [0.0, 1.0, -0.0])
     np.testing.assert_array_equal(products64, [0.0, 1.0])
     np.testing.assert_array_equal(kept, DENORMAL_32)  # no arithmetic, no flush
-    assert total == 1.0
+    assert denormal_sum == 0.0  # 1e-39 + -2e-39 is a denormal too
+    np.testing.assert_array_equal(magnitudes, np.abs(DENORMAL_32))  # a sign bit cleared: no arithmetic, as in TF
 
 
 @pytest.mark.tf_oracle
@@ -48,14 +49,49 @@ def test_denormal_arithmetic_matches_tensorflow(threads):
     _assert_same(_denormal_products(tf, inter_op_threads=threads), _denormal_products(real, inter_op_threads=threads))
 
 
-def test_a_task_flushes_denormals_too():
+def test_a_session_on_a_server_of_this_process_flushes_denormals_too():
     server = tf.train.Server.create_local_server()
     try:
-        products32, products64, _, _ = _denormal_products(tf, server.target)
+        products32, products64, _, _, _ = _denormal_products(tf, server.target)
     finally:
         server.stop()
     np.testing.assert_array_equal(products32, [0.0, 1.0, -0.0])
     np.testing.assert_array_equal(products64, [0.0, 1.0])
+
+
+@pytest.mark.slow
+def test_task_processes_flush_denormals_in_the_partitions_they_run():
+    """Partitions on a ps and a worker process, each resumed on its task's event loop."""
+    from tests.distributed.cluster_util import LocalCluster
+
+    with LocalCluster(jobs={"ps": 1, "worker": 1}) as cluster, tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3])
+        with tf.device("/job:ps/task:0"):
+            on_ps = x * 1.0
+        with tf.device("/job:worker/task:0"):
+            on_worker = (on_ps + x) * 1.0
+        with tf.Session(cluster.target("worker", 0)) as sess:
+            ps_product, worker_product = sess.run([on_ps, on_worker], {x: DENORMAL_32})
+    np.testing.assert_array_equal(ps_product, [0.0, 1.0, -0.0])
+    np.testing.assert_array_equal(worker_product, [0.0, 2.0, -0.0])
+
+
+def test_a_kernel_split_between_torchs_threads_flushes_every_share():
+    """A million elements: torch splits the product between the caller's thread and its OpenMP workers, which start
+    in the step and keep its flags (a fresh process, so that no earlier torch call started them)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, torch, dtf_notebook.compat.v1 as tf\n"
+        "torch.set_num_threads(4)\n"
+        "x = tf.placeholder(tf.float32, [None])\n"
+        "with tf.Session() as sess:\n"
+        "    out = sess.run(x * 1.0, {x: np.full(1_000_000, 1e-39, np.float32)})\n"
+        "print(int(np.count_nonzero(out)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "0"
 
 
 def test_the_callers_thread_keeps_denormals_outside_its_steps():

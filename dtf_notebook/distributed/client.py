@@ -176,7 +176,10 @@ class Client:
             wait = self.heartbeat_interval if deadline is None else min(self.heartbeat_interval, deadline - now)
             if wait <= 0:
                 raise errors.DeadlineExceededError(None, None, f"{method} to {address} timed out after {timeout:.3g} s")
-            if sock.poll(int(wait * 1000) + 1, zmq.POLLIN):
+            ready = sock.poll(int(wait * 1000) + 1, zmq.POLLIN)
+            # Silence counts up to the poll: a reply that comes while this thread is held up after it waits unread.
+            polled = time.monotonic()
+            if ready:
                 reply, reply_tensors = self._read_reply(sock, address)
                 last_heard = time.monotonic()
                 if reply is None or reply.get("id") != req_id:
@@ -187,7 +190,7 @@ class Client:
                     raise wire.decode_error(reply["error"])
                 return reply, reply_tensors
             self._check_connection(address, handshakes, breaks, method)
-            silent = time.monotonic() - last_heard
+            silent = polled - last_heard
             if silent > self.dead_after:
                 self._drop_thread_socket(address)
                 raise errors.UnavailableError(

@@ -194,14 +194,7 @@ def test_the_digits_are_scikit_learns_own():
 
 def test_loading_the_digits_does_not_import_scikit_learn():
     """Its import loads a second OpenMP runtime that, before torch's, slowed training down (see _read_digits)."""
-    import subprocess
-    import sys
+    from tests.fresh_process import run_fresh
 
-    code = (
-        "import sys\n"
-        "from dtf_notebook.datasets import load_digits_784\n"
-        "load_digits_784()\n"
-        "print('sklearn' in sys.modules)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.strip() == "False"
+    code = "import json, sys\nfrom dtf_notebook.datasets import load_digits_784\nload_digits_784()\n"
+    assert run_fresh(code + "print(json.dumps('sklearn' in sys.modules))") is False

@@ -9,23 +9,15 @@ module of a higher layer and form no import cycle (scripts/import_graph.py reads
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import subprocess
 import sys
 
 import pytest
 
+from tests.fresh_process import run_fresh
+
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _HEAVY = ("torch", "zmq", "safetensors")
-
-
-def _fresh(code: str) -> dict:
-    """Runs ``code`` in a fresh interpreter; it prints a JSON dict as its last line."""
-    env = dict(os.environ, PYTHONPATH=_REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +33,7 @@ def import_graph():
 
 
 def test_compat_v1_import_and_graph_building_load_no_torch_zmq_or_safetensors():
-    loaded = _fresh(
+    loaded = run_fresh(
         """
 import json, sys
 import dtf_notebook.compat.v1 as tf
@@ -68,7 +60,7 @@ print(json.dumps({"import": after_import, "graph": after_graph}))
 
 
 def test_a_local_session_imports_torch_when_it_runs():
-    result = _fresh(
+    result = run_fresh(
         """
 import json, sys
 import dtf_notebook.compat.v1 as tf
@@ -83,7 +75,7 @@ print(json.dumps({"value": value, "torch": "torch" in sys.modules}))
 
 
 def test_the_package_root_and_a_task_load_neither_the_tf1_namespace_nor_the_servers_they_do_not_need():
-    loaded = _fresh(
+    loaded = run_fresh(
         """
 import json, sys
 import dtf_notebook
@@ -96,7 +88,7 @@ print(json.dumps({"root": root, "client": client, "lazy": lazy, "dir": "estimato
 """
     )
     assert loaded == {"root": [], "client": [], "lazy": ["train", "Server", "module"], "dir": True}
-    task = _fresh(
+    task = run_fresh(
         """
 import json, sys
 import dtf_notebook.server
@@ -108,7 +100,7 @@ print(json.dumps(sorted(m for m in ("dtf_notebook.compat.v1", "dtf_notebook.esti
 
 def test_a_task_registers_every_op_the_package_defines():
     """A task runs whatever graph it is sent: ``dtf_notebook.server`` registers every op of every module."""
-    registered = _fresh(
+    registered = run_fresh(
         """
 import importlib, json, os, pkgutil
 import dtf_notebook.server
@@ -194,7 +186,7 @@ def test_lazy_module_becomes_the_real_module():
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_a_client_of_a_local_cluster_never_imports_torch(runtime_dir):
-    result = _fresh(
+    result = run_fresh(
         """
 import json, sys
 import dtf_notebook.compat.v1 as tf

@@ -10,6 +10,7 @@ import pytest
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.runtime.float_env import denormals_flushed
+from tests.fresh_process import run_fresh
 
 DENORMAL_32 = np.array([1e-39, 1.0, -2e-39], np.float32)
 DENORMAL_64 = np.array([1e-310, 1.0])
@@ -79,9 +80,6 @@ def test_task_processes_flush_denormals_in_the_partitions_they_run():
 def test_a_kernel_split_between_torchs_threads_flushes_every_share():
     """A million elements: torch splits the product between the caller's thread and its OpenMP workers, which start
     in the step and keep its flags (a fresh process, so that no earlier torch call started them)."""
-    import subprocess
-    import sys
-
     code = (
         "import numpy as np, torch, dtf_notebook.compat.v1 as tf\n"
         "torch.set_num_threads(4)\n"
@@ -90,8 +88,7 @@ def test_a_kernel_split_between_torchs_threads_flushes_every_share():
         "    out = sess.run(x * 1.0, {x: np.full(1_000_000, 1e-39, np.float32)})\n"
         "print(int(np.count_nonzero(out)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert done.stdout.strip() == "0"
+    assert run_fresh(code) == 0
 
 
 def test_the_callers_thread_keeps_denormals_outside_its_steps():

@@ -2,9 +2,10 @@
 
 TensorFlow's CPU thread pools set the processor's flush-to-zero and denormals-are-zero flags for every kernel they
 run (``port::ScopedFlushDenormal``), so ``x * 1.0`` of a float32 ``1e-39`` is ``0.0`` there, and arithmetic on such
-values costs no more than on any other. Without the flags it can cost ten times more: an Adam step on the seeds'
-MLP trained on the digits (whose blank pixels leave moment estimates decaying into the denormal range) slowed from
-about 1,200 to under 400 steps per second after a few hundred steps.
+values costs no more than on any other. Without the flags it can cost ten times more: Adam's moment estimates for
+the digits' blank pixels decay into the denormal range as the seeds' MLP trains, and an Adam-style update of a
+``[784, 100]`` tensor took 57 µs on normal values and 631 µs on denormals (131 µs with the flags) on a 2-core AMD
+machine.
 
 The flags belong to a thread. A step run from a caller's thread sets them for the step's duration and puts them
 back as they were (the caller's own numpy arithmetic keeps IEEE denormals); threads of the runtime's own set them

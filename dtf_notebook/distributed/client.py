@@ -480,7 +480,7 @@ class Client:
             for p in self._pending.values():
                 owing[p.address] = min(owing.get(p.address, p.sent_at), p.sent_at)
         for address, oldest in owing.items():
-            silent = min(now, polled) - max(self._last_heard.get(address, oldest), oldest)
+            silent = polled - max(self._last_heard.get(address, oldest), oldest)
             if silent > self.dead_after:
                 self._fail_address(
                     address,

@@ -54,7 +54,7 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.runtime.float_env import denormals_flushed, flush_denormals_in_this_thread
+from dtf_notebook.runtime.float_env import flush_denormals_in_this_thread
 from dtf_notebook.runtime.serial_loops import LoopStoppedError, SerialLoop, plan_serial_loops, run_serial_loop
 from dtf_notebook.runtime.step_kinds import ENTER, EXIT, KIND_OF_TYPE, LOOP, MERGE, NEXT, NORMAL, SWITCH
 
@@ -392,8 +392,7 @@ def _kernel_thread(intra_threads: int) -> None:
     """Sets up a pool thread to run kernels: OpenMP's thread count is per thread, and so are TF's float flags."""
     if torch.get_num_threads() != intra_threads:
         torch.set_num_threads(intra_threads)
-    if not denormals_flushed():
-        flush_denormals_in_this_thread()
+    flush_denormals_in_this_thread()
 
 
 class _Iteration:

@@ -4,8 +4,8 @@ seeds' 784-100-10 MLP with Adam in one process, timed in consecutive windows.
 Run: ``python benchmarks/bench_user_script.py [--samples N] [--windows W] [--seconds S] [--no-tf] [--baseline DIR]``
 
 Each sample is a fresh process running, in the order a notebook or script does:
-``import dtf_notebook.compat.v1 as tf`` (or ``tensorflow.compat.v1``), ``load_digits_784()``, the graph (two dense
-layers, mean sparse softmax cross-entropy, ``tf.train.AdamOptimizer(1e-3)``), a session, and ``sess.run(train_op,
+``import dtf_notebook.compat.v1 as tf`` (or ``tensorflow.compat.v1``), ``load_digits_784()``, the graph (the
+network of ``_layout.mlp_loss`` with ``tf.train.AdamOptimizer(1e-3)``), a session, and ``sess.run(train_op,
 feed_dict=...)`` on batches of 100 for ``--windows`` windows of ``--seconds`` each. Unlike ``bench_local.py``
 (which times the step in a process set up for timing), this catches what the order of a user's imports does: the
 first window and the later ones are printed apart, since a process can start fast and slow down (as it did while
@@ -33,7 +33,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = """
 import json, sys, time
-lib, windows, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+lib, windows, seconds, benchmarks = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 if lib == "tf":
     import tensorflow.compat.v1 as tf
     tf.disable_eager_execution()
@@ -41,16 +41,12 @@ else:
     import dtf_notebook.compat.v1 as tf
 from dtf_notebook.datasets import batches, load_digits_784
 x, y, _, _ = load_digits_784(seed=0)
+sys.path.insert(0, benchmarks)  # the network every benchmark trains (after the library and the data, as a user's own)
+from _layout import mlp_loss
 with tf.Graph().as_default():
     tf.set_random_seed(0)
     xs, ys = tf.placeholder(tf.float32, [None, 784]), tf.placeholder(tf.int64, [None])
-    w1 = tf.get_variable("w1", [784, 100])
-    b1 = tf.get_variable("b1", [100], initializer=tf.zeros_initializer())
-    w2 = tf.get_variable("w2", [100, 10])
-    b2 = tf.get_variable("b2", [10], initializer=tf.zeros_initializer())
-    logits = tf.matmul(tf.nn.relu(tf.matmul(xs, w1) + b1), w2) + b2
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ys, logits=logits))
-    train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+    train = tf.train.AdamOptimizer(1e-3).minimize(mlp_loss(tf, xs, ys))
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         stream = batches(x, y, 100, seed=0)
@@ -69,7 +65,7 @@ print(json.dumps(rates))
 def sample(lib: str, path: str, windows: int, seconds: float) -> list[float]:
     """Steps per second in each window of one fresh process, with the checkout ``path`` first on the import path."""
     env = dict(os.environ, PYTHONPATH=path + os.pathsep + os.environ.get("PYTHONPATH", ""), TF_CPP_MIN_LOG_LEVEL="3")
-    command = [sys.executable, "-c", SCRIPT, lib, str(windows), str(seconds)]
+    command = [sys.executable, "-c", SCRIPT, lib, str(windows), str(seconds), os.path.join(REPO, "benchmarks")]
     done = subprocess.run(command, env=env, cwd=path, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"{lib} sample failed ({done.returncode}):\n{done.stderr[-3000:]}")

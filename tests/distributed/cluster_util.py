@@ -7,11 +7,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from dtf_notebook.distributed.local_process import free_port, task_env
 from dtf_notebook.notebook.local_cluster import LocalCluster
 
-__all__ = ["SIMPLE_CLIENT", "LocalCluster", "eventually", "free_port", "run_client", "task_env"]
+__all__ = ["SIMPLE_CLIENT", "LocalCluster", "eventually", "free_port", "pump_loop_peers", "run_client", "task_env"]
 
 # Seed 002's simple_client.py: ``python -c SIMPLE_CLIENT TARGET [init]`` increments the shared x and prints it.
 SIMPLE_CLIENT = """
@@ -40,6 +41,19 @@ def run_client(script: str, *args: str, timeout: float = 120, env: dict[str, str
     if result.returncode != 0:
         raise RuntimeError(f"client failed ({result.returncode}): {result.stderr[-3000:]}")
     return result.stdout
+
+
+def pump_loop_peers(peers: Any, poller: Any, until: Callable[[], object], timeout: float = 10.0) -> bool:
+    """Drives a ``LoopPeers`` from the calling thread as a task's event loop does (send what waits, poll, read
+    replies, heartbeat) until ``until()`` is true or ``timeout`` seconds pass; whether it came true."""
+    deadline = time.monotonic() + timeout
+    while not until() and time.monotonic() < deadline:
+        peers.pump()
+        ready = dict(poller.poll(20))
+        polled = time.monotonic()
+        peers.receive(ready)
+        peers.heartbeat(time.monotonic(), polled)
+    return bool(until())
 
 
 def eventually(condition: Callable[[], object], timeout: float = 10.0) -> bool:

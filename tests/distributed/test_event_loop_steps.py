@@ -14,6 +14,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed.control_edges import bypass_noops
 from dtf_notebook.distributed.loop_peers import LoopPeers
 from dtf_notebook.distributed.service_socket import ServiceSocket
+from tests.distributed.cluster_util import pump_loop_peers
 
 PS0, PS1, WK = (f"/job:{j}/replica:0/task:{t}/device:CPU:0" for j, t in (("ps", 0), ("ps", 1), ("worker", 0)))
 
@@ -60,14 +61,7 @@ def test_a_step_with_control_flow_is_left_as_it_is():
 
 
 def _pump(peers: LoopPeers, poller, until, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not until() and time.monotonic() < deadline:
-        peers.pump()
-        ready = dict(poller.poll(20))
-        polled = time.monotonic()
-        peers.receive(ready)
-        peers.heartbeat(time.monotonic(), polled)
-    assert until()
+    assert pump_loop_peers(peers, poller, until, timeout)
 
 
 def test_loop_peers_carry_tensors_and_errors_to_the_callback():

@@ -10,7 +10,6 @@ blocking ``call`` and ``call_async``.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed.client import Client
 from dtf_notebook.distributed.loop_peers import LoopPeers
 from dtf_notebook.distributed.service_socket import ServiceSocket
+from tests.distributed.cluster_util import pump_loop_peers
 
 
 class _LoopSender:
@@ -31,13 +31,7 @@ class _LoopSender:
     def call(self, address: str, method: str, timeout: float) -> Any:
         got: list = []
         self.peers.request(address, method, {}, [], lambda h, t, e: got.append(e or h), self.poller)
-        deadline = time.monotonic() + timeout
-        while not got and time.monotonic() < deadline:
-            self.peers.pump()
-            ready = dict(self.poller.poll(20))
-            polled = time.monotonic()
-            self.peers.receive(ready)
-            self.peers.heartbeat(time.monotonic(), polled)
+        pump_loop_peers(self.peers, self.poller, lambda: got, timeout)
         return got[0] if got else TimeoutError(method)
 
     def close(self) -> None:

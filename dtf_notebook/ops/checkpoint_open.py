@@ -1,5 +1,6 @@
-"""Opening a checkpoint by its prefix, in either format: this package's (``<prefix>.index.json`` + safetensors
-shards) or real TF's V2 tensor bundle (``<prefix>.index`` + ``<prefix>.data-*``), detected by which index exists.
+"""Opening a checkpoint by its prefix, in either format: TF's V2 tensor bundle (``<prefix>.index`` +
+``<prefix>.data-*``, what savers here and TF's write) or this package's earlier one (``<prefix>.index.json`` +
+safetensors shards), detected by which index exists.
 
 Both readers answer the same questions (``names``, ``has_tensor``, ``shape``, ``dtype``, ``shards`` and
 ``read(name, spec)``, whole tensors or slices, as runtime values), so restore kernels, ``Saver.restore``,
@@ -55,13 +56,20 @@ class TFBundleCheckpoint:
     def __init__(self, prefix: str, files: FileAccess | None = None) -> None:
         self.prefix = prefix
         self._files = files or FileAccess()
-        self._bundle = tensor_bundle.TensorBundleReader(prefix, self._read_file)
+        self._bundle = tensor_bundle.TensorBundleReader(prefix, self._read_file, self._read_range)
         self.index_path = self._bundle.index_path
 
     def _read_file(self, path: str) -> bytes:
         path = self._files.check(path, "read")
         try:
             return checkpoint_files.read_bytes(path)
+        except FileNotFoundError:
+            raise errors.NotFoundError(None, None, f"{path}; No such file or directory (TF checkpoint)") from None
+
+    def _read_range(self, path: str, start: int, size: int) -> bytes:
+        path = self._files.check(path, "read")
+        try:
+            return checkpoint_files.read_range(path, start, size)
         except FileNotFoundError:
             raise errors.NotFoundError(None, None, f"{path}; No such file or directory (TF checkpoint)") from None
 
@@ -82,7 +90,7 @@ class TFBundleCheckpoint:
         return self._bundle.dtype(name)
 
     def shards(self) -> list[dict[str, Any]]:
-        """Each data file, in shard order."""
+        """Each data file, in shard order, with the names of the tensors it holds."""
         return self._bundle.shards()
 
     def read(self, name: str, spec: str = "") -> Any:
@@ -103,13 +111,21 @@ def checkpoint_index_exists(prefix: str) -> bool:
 
 
 def open_checkpoint(prefix: str, files: FileAccess | None = None) -> CheckpointReader | TFBundleCheckpoint:
-    """The reader of the checkpoint ``prefix``: TF's format when only ``<prefix>.index`` exists, else this package's.
+    """The reader of the checkpoint ``prefix``: TF's format (what savers write) when ``<prefix>.index`` exists,
+    else this package's earlier format (``<prefix>.index.json``).
 
     Raises:
         NotFoundError: neither index exists (the message is TF's).
     """
     access = files or FileAccess()
+    if checkpoint_files.exists(access.check(tensor_bundle.index_filename(prefix), "read")):
+        return TFBundleCheckpoint(prefix, access)
     if not checkpoint_files.exists(access.check(fmt.index_filename(prefix), "read")):
-        if checkpoint_files.exists(access.check(tensor_bundle.index_filename(prefix), "read")):
-            return TFBundleCheckpoint(prefix, access)
+        # Neither exists: TF's message, naming the file a saver writes.
+        raise errors.NotFoundError(
+            None,
+            None,
+            f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files for {prefix} "
+            f"(no {tensor_bundle.index_filename(prefix)})",
+        )
     return CheckpointReader(prefix, access)

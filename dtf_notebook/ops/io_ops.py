@@ -1,5 +1,7 @@
 """Checkpoint ops: ``SaveShard``, ``MergeCheckpointShards`` and ``RestoreSlices`` (TF's SaveV2,
-MergeV2Checkpoints and RestoreV2).
+MergeV2Checkpoints and RestoreV2). They write TF's V2 checkpoint format (``<prefix>.index`` and
+``<prefix>.data-NNNNN-of-MMMMM``, :mod:`dtf_notebook.runtime.bundle_shards`), which TF reads, and read it and
+this package's earlier format (``<prefix>.index.json`` + safetensors shards).
 
 They run as ops in the graph, so their kernels run in the process of the device they are placed
 on: a ``SaveShard`` placed on ``/job:ps/task:1`` takes that task's variables as inputs and writes
@@ -48,9 +50,10 @@ from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar
+from dtf_notebook.lib.io import tensor_bundle
 from dtf_notebook.ops.checkpoint_open import open_checkpoint
 from dtf_notebook.ops.op_helpers import make_op
-from dtf_notebook.runtime import checkpoint_files
+from dtf_notebook.runtime import bundle_shards, checkpoint_files
 from dtf_notebook.runtime import checkpoint_format as fmt
 
 __all__ = ["save_shard", "merge_checkpoint_shards", "restore_slices"]
@@ -110,7 +113,7 @@ def save_shard(
         ...     with tf.Session() as sess:
         ...         described = json.loads(sess.run(meta))
         >>> described["file"], described["entries"][0]["shape"]
-        ('m.data-00000-of-00001.safetensors', [2])
+        ('m.data-00000-of-00001', [2])
     """
     values = [convert_to_tensor(t) for t in tensors]
     if not len(values) == len(tensor_names) == len(slice_specs):
@@ -139,9 +142,8 @@ def _save_kernel(op: Any, ctx: Any):
     files = ctx.state.files
 
     def run(prefix: Any, *tensors: Any) -> np.ndarray:
-        final = files.check(fmt.shard_filename(_as_str(prefix), shard, num_shards), "write")
-        metadata = {"format": fmt.FORMAT, **{k: str(v) for k, v in origin.items()}}
-        data, entries = fmt.encode_shard(list(zip(names, specs, tensors)), metadata)
+        final = files.check(tensor_bundle.data_filename(_as_str(prefix), shard, num_shards), "write")
+        data, entries = bundle_shards.encode_shard(list(zip(names, specs, tensors)))
         temp = checkpoint_files.write_temp(final, data)
         described = {
             "shard": shard,
@@ -209,7 +211,7 @@ def _parse_description(value: Any, prefix: str) -> dict[str, Any]:
         raise errors.InvalidArgumentError(
             None, None, f"Shard description has shard {shard!r} of {num_shards!r}, not a shard number"
         )
-    final, temp = fmt.expected_shard_files(prefix, shard, num_shards)
+    final, temp = bundle_shards.expected_shard_files(prefix, shard, num_shards)
     if described["file"] != final or not isinstance(described["temp"], str) or not temp.match(described["temp"]):
         raise errors.InvalidArgumentError(
             None,
@@ -228,13 +230,15 @@ def _merge_kernel(op: Any, ctx: Any):
         prefix_str = _as_str(prefix)
         directory = checkpoint_files.dirname(prefix_str)
         shards = [_parse_description(d, prefix_str) for d in descriptions]
-        index = fmt.build_index(shards)  # every consistency check before any file is touched
-        index_path = files.check(fmt.index_filename(prefix_str), "write")
+        index = bundle_shards.build_index(shards)  # every consistency check before any file is touched
+        index_path = files.check(tensor_bundle.index_filename(prefix_str), "write")
+        legacy_index = files.check(fmt.index_filename(prefix_str), "write")
         temps = [files.check(checkpoint_files.join(directory, s["temp"]), "rename") for s in shards]
         finals = [files.check(checkpoint_files.join(directory, s["file"]), "write") for s in shards]
         # An older checkpoint saved under the same prefix stops existing first: a crash below then leaves
         # no index at all, never an old index naming new shard files.
         checkpoint_files.remove(index_path, missing_ok=True)
+        checkpoint_files.remove(legacy_index, missing_ok=True)  # (this package's earlier format, same prefix)
         try:
             for s, temp, final in zip(shards, temps, finals):
                 if not checkpoint_files.exists(temp):
@@ -247,7 +251,7 @@ def _merge_kernel(op: Any, ctx: Any):
                         "(a shared mount, s3://, gs://, ...)",
                     )
                 checkpoint_files.move(temp, final)
-            checkpoint_files.write_atomic(index_path, fmt.encode_index(index))
+            checkpoint_files.write_atomic(index_path, index)
         except BaseException:
             for temp in temps:  # leave no stray temporary shards behind a failed save
                 checkpoint_files.remove_quietly(temp)

@@ -1,4 +1,9 @@
-"""The on-disk checkpoint format: safetensors shard files plus one JSON index.
+"""This package's earlier checkpoint format, still read: safetensors shard files plus one JSON index; and TF's
+slice specs, which both formats use.
+
+Savers now write TF's V2 format (:mod:`dtf_notebook.runtime.bundle_shards`); checkpoints saved in this one by
+earlier versions restore as before (:class:`~dtf_notebook.runtime.checkpoint_reader.CheckpointReader`), and its
+writing half stays as the format's definition (tests make such checkpoints with it).
 
 A checkpoint with prefix ``P`` is
 
@@ -72,7 +77,6 @@ def shard_filename(prefix: str, shard: int, num_shards: int) -> str:
 
 
 _SHARD_FILE = re.compile(r"[^/\\]+\.data-[0-9]{5}-of-[0-9]{5}" + re.escape(DATA_SUFFIX) + r"\Z")
-_TEMP_SUFFIX = re.compile(r"\.tmp-[0-9a-f]{32}\Z")
 
 
 def check_shard_file(name: Any, where: str) -> str:
@@ -95,19 +99,6 @@ def check_shard_file(name: Any, where: str) -> str:
             None, None, f"{where} names shard file {name!r}, which is not a shard file name of this directory"
         )
     return name
-
-
-def expected_shard_files(prefix: str, shard: int, num_shards: int) -> tuple[str, re.Pattern[str]]:
-    """The exact file name shard ``shard`` of ``num_shards`` of ``prefix`` has, and the pattern of its temporary
-    names (what a save kernel may report), both without a directory.
-
-    Example:
-        >>> final, temp = expected_shard_files("/run/model", 0, 2)
-        >>> final, bool(temp.match(final + ".tmp-" + "0" * 32)), bool(temp.match("../" + final))
-        ('model.data-00000-of-00002.safetensors', True, False)
-    """
-    final = shard_filename(prefix, shard, num_shards).rsplit("/", 1)[-1]
-    return final, re.compile(re.escape(final) + _TEMP_SUFFIX.pattern)
 
 
 # ---- slice specs ----------------------------------------------------------------------------------
@@ -159,6 +150,26 @@ def slice_key(name: str, spec: str) -> str:
     return name if not spec else f"{name}:{spec.rsplit(' ', 1)[-1]}"
 
 
+def checked_item(name: str, spec: str, value: Any) -> tuple[dtypes.DType, list[int]]:
+    """The dtype and shape of a value to save as ``name`` (slice ``spec``), checked against the spec.
+
+    Raises:
+        InvalidArgumentError: the value's shape is not the slice's.
+
+    Example:
+        >>> checked_item("w", "4 3 0,2:0,3", np.zeros((2, 3), np.float32))
+        (tf.float32, [2, 3])
+    """
+    dtype = values.dtype_of(value)
+    shape = [int(d) for d in value.shape]
+    parsed = parse_slice_spec(spec)
+    if parsed is not None and parsed[2] != shape:
+        raise errors.InvalidArgumentError(
+            None, None, f"Saving {name}: its value has shape {shape} but its slice spec {spec!r} says {parsed[2]}"
+        )
+    return dtype, shape
+
+
 # ---- shard files ----------------------------------------------------------------------------------
 def _string_buffers(value: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     flat = [v.encode() if isinstance(v, str) else bytes(v) for v in value.reshape(-1)]
@@ -187,13 +198,7 @@ def encode_shard(
     entries: list[dict[str, Any]] = []
     for name, spec, value in items:
         key = slice_key(name, spec)
-        dtype = values.dtype_of(value)
-        shape = [int(d) for d in value.shape]
-        parsed = parse_slice_spec(spec)
-        if parsed is not None and parsed[2] != shape:
-            raise errors.InvalidArgumentError(
-                None, None, f"Saving {name}: its value has shape {shape} but its slice spec {spec!r} says {parsed[2]}"
-            )
+        dtype, shape = checked_item(name, spec, value)
         entry: dict[str, Any] = {"name": name, "slice": spec, "key": key, "dtype": dtype.name, "shape": shape}
         if dtype.is_string:
             entry["lengths_key"] = key + ":lengths"

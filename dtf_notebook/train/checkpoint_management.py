@@ -11,7 +11,8 @@ A checkpoint directory holds a text file ``checkpoint`` in TF's ``CheckpointStat
 
 It is rewritten atomically (temporary file, then a rename) after a checkpoint's index is in place,
 so ``latest_checkpoint`` only ever names complete checkpoints. Directories may be local paths or
-fsspec URLs; a checkpoint exists when its index file (``<prefix>.index.json``, or TF's ``<prefix>.index``) does.
+fsspec URLs; a checkpoint exists when its index file (TF's ``<prefix>.index``, or ``<prefix>.index.json`` of this
+package's earlier format) does.
 
 Example:
     >>> update_checkpoint_state("memory://doc/mgmt", "memory://doc/mgmt/model-1")
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dtf_notebook import errors
+from dtf_notebook.lib.io import tensor_bundle
 from dtf_notebook.ops.checkpoint_open import checkpoint_index_exists
 from dtf_notebook.runtime import checkpoint_files
 from dtf_notebook.runtime import checkpoint_format as fmt
@@ -307,8 +309,8 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None
 
 
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
-    """True when a complete checkpoint (its index file) exists under ``checkpoint_prefix``: this package's
-    (``<prefix>.index.json``) or one written by real TF (``<prefix>.index``).
+    """True when a complete checkpoint (its index file) exists under ``checkpoint_prefix``: TF's V2 format
+    (``<prefix>.index``, what savers write) or this package's earlier one (``<prefix>.index.json``).
 
     Example:
         >>> checkpoint_exists("memory://doc/none/model")
@@ -342,9 +344,10 @@ def get_checkpoint_mtimes(checkpoint_prefixes: Sequence[str]) -> list[float]:
     """
     out = []
     for prefix in checkpoint_prefixes:
-        index = fmt.index_filename(prefix)
-        if checkpoint_files.exists(index):
-            out.append(checkpoint_files.mtime(index))
+        for index in (tensor_bundle.index_filename(prefix), fmt.index_filename(prefix)):
+            if checkpoint_files.exists(index):
+                out.append(checkpoint_files.mtime(index))
+                break
     return out
 
 
@@ -369,8 +372,10 @@ def remove_checkpoint(
     Example:
         >>> remove_checkpoint("memory://doc/none/model")
     """
-    del checkpoint_format_version  # one format; the argument is TF's signature
-    checkpoint_files.remove(fmt.index_filename(checkpoint_prefix), missing_ok=True)
-    for path in checkpoint_files.glob(checkpoint_prefix + fmt.SHARD_GLOB):
-        checkpoint_files.remove(path, missing_ok=True)
+    del checkpoint_format_version  # V2 is written; the argument is TF's signature
+    checkpoint_files.remove(tensor_bundle.index_filename(checkpoint_prefix), missing_ok=True)
+    checkpoint_files.remove(fmt.index_filename(checkpoint_prefix), missing_ok=True)  # (the earlier format)
+    for pattern in (tensor_bundle.DATA_GLOB, fmt.SHARD_GLOB):
+        for path in checkpoint_files.glob(checkpoint_prefix + pattern):
+            checkpoint_files.remove(path, missing_ok=True)
     checkpoint_files.remove(meta_graph_filename(checkpoint_prefix, meta_graph_suffix), missing_ok=True)

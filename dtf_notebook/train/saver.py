@@ -15,7 +15,8 @@ Each shard is written under a temporary name; one ``MergeCheckpointShards`` op t
 shards into place and writes the index last, and ``save`` updates the ``checkpoint`` state file
 only after that. A task that dies in the middle of a save therefore leaves the previous
 checkpoint intact and ``latest_checkpoint`` pointing at it. Partitioned variables are saved as
-slices of one full variable and restore whole or partitioned differently.
+slices of one full variable and restore whole or partitioned differently. The files are TF's V2 checkpoint format
+(``P.index`` and ``P.data-NNNNN-of-MMMMM``), which real TF restores.
 
 Example:
     >>> import dtf_notebook as tf
@@ -91,7 +92,8 @@ class Saver:
             restore_sequentially=, filename=)`` returning a ``SaverDef``, such as a BulkSaverBuilder subclass.
         defer_build: Add the ops when ``build()`` is called (``var_list`` must then be None).
         allow_empty: Build a no-op saver when there is nothing to save, instead of raising.
-        write_version: Kept for TF's signature; there is one checkpoint format.
+        write_version: Kept for TF's signature: TF's V2 format is written whatever it says (TF's V1 format
+            is neither written nor read).
         pad_step_number: Zero-pad the step in checkpoint names to 8 digits.
         save_relative_paths: Write paths relative to the directory into the state file.
         filename: Default prefix when none is fed.

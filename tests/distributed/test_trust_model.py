@@ -19,12 +19,14 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import pytest
 import torch
 import zmq
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed import wire
+from dtf_notebook.lib.io import tensor_bundle
 from dtf_notebook.ops import io_ops
 from dtf_notebook.runtime import checkpoint_format as fmt
 from tests.distributed.cluster_util import LocalCluster, task_env
@@ -74,6 +76,11 @@ def _still_serving(cluster: LocalCluster) -> None:
     assert _run_on(cluster, lambda: tf.constant(2.0) * 3.0) == 6.0
 
 
+def _write(path: str, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+
+
 def _tree(path) -> dict[str, bytes]:
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
@@ -111,7 +118,9 @@ def test_a_save_outside_the_roots_is_refused_and_writes_nothing(rooted, places, 
 )
 def test_a_restore_outside_the_roots_is_refused(rooted, places, kind):
     root, outside = places
-    # A real checkpoint outside the roots, which the task could read were it not confined.
+    # A real checkpoint outside the roots, which the task could read were it not confined: TF's format, as savers
+    # write it, and this package's earlier one.
+    tensor_bundle.write_tensor_bundle(str(outside / "model"), {"w": np.array([7.0], np.float32)}, _write)
     data, entries = fmt.encode_shard([("w", "", torch.tensor([7.0]))])
     (outside / "model.data-00000-of-00001.safetensors").write_bytes(data)
     meta = {"shard": 0, "num_shards": 1, "file": "model.data-00000-of-00001.safetensors", "entries": entries}
@@ -192,10 +201,10 @@ def _lying_description(file: str, temp: str) -> str:
     "file, temp",
     [
         ("../stolen.txt", "../outside/secret.txt"),  # the attack as found: rename a victim file elsewhere
-        ("model.data-00000-of-00001.safetensors", "{outside}/secret.txt"),  # absolute temporary name
-        ("model.data-00000-of-00001.safetensors", "escape/secret.txt"),  # through a symlinked directory
-        ("sub/model.data-00000-of-00001.safetensors", "model.data-00000-of-00001.safetensors.tmp-" + "0" * 32),
-        ("model.data-00000-of-00001.safetensors", "model.data-00000-of-00001.safetensors.tmp-../../x"),
+        ("model.data-00000-of-00001", "{outside}/secret.txt"),  # absolute temporary name
+        ("model.data-00000-of-00001", "escape/secret.txt"),  # through a symlinked directory
+        ("sub/model.data-00000-of-00001", "model.data-00000-of-00001.tmp-" + "0" * 32),
+        ("model.data-00000-of-00001", "model.data-00000-of-00001.tmp-../../x"),
     ],
     ids=["dot-dot", "absolute-temp", "symlinked-temp", "separator-in-file", "dot-dot-in-temp-suffix"],
 )
@@ -205,7 +214,7 @@ def test_a_merge_cannot_rename_or_remove_a_file_named_in_a_lying_description(req
     root, outside = places
     before = _tree(outside.parent)
     description = _lying_description(file, temp.format(outside=outside))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="must be 'model.data-00000-of-00001.safetensors'"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be 'model.data-00000-of-00001'"):
         _run_on(cluster, lambda: io_ops.merge_checkpoint_shards(str(root / "model"), [tf.constant(description)]))
     assert _tree(outside.parent) == before  # nothing renamed, written or removed (no failure clean-up either)
     assert (outside / "secret.txt").read_text() == "victim"

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from dtf_notebook import errors
+from dtf_notebook.runtime import bundle_shards
 from dtf_notebook.runtime import checkpoint_format as fmt
 from dtf_notebook.runtime.file_access import FileAccess
 
@@ -107,8 +108,8 @@ def test_an_index_may_name_only_shard_files_of_its_own_directory(name):
 
 
 def test_the_names_a_merge_accepts_are_exactly_the_prefix_and_shard_ones():
-    final, temp = fmt.expected_shard_files("memory://run/model.ckpt-3", 1, 2)
-    assert final == "model.ckpt-3.data-00001-of-00002.safetensors"
+    final, temp = bundle_shards.expected_shard_files("memory://run/model.ckpt-3", 1, 2)
+    assert final == "model.ckpt-3.data-00001-of-00002"
     assert temp.match(final + ".tmp-" + "a" * 32)
     for bad in (final, final + ".tmp-" + "a" * 31, final + ".tmp-" + "A" * 32, "../" + final + ".tmp-" + "a" * 32):
         assert not temp.match(bad)

@@ -76,6 +76,13 @@ def test_tf_loads_a_meta_written_here_trains_and_its_checkpoint_restores_here(tf
             tf_path = tf_saver.save(sess, str(tmp_path / "tf" / "model"), global_step=3)
             tf_values = sess.run(["w:0", "b:0", "step:0"])
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    with tf1.Graph().as_default():  # our checkpoint is TF's format: TF's own restore ops read it
+        tf_saver = tf1.train.import_meta_graph(path + ".meta")
+        with tf1.Session() as sess:
+            tf_saver.restore(sess, path)
+            for name in ("w", "b", "step"):
+                np.testing.assert_array_equal(sess.run(f"{name}:0"), tf.train.load_variable(path, name))
+            assert sess.run("step:0") == 3
     with tf.Graph().as_default():
         saver = tf.train.import_meta_graph(path + ".meta")
         with tf.Session() as sess:

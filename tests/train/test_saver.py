@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 
@@ -10,6 +9,7 @@ import numpy as np
 import pytest
 
 import dtf_notebook.compat.v1 as tf
+from dtf_notebook.lib.io.tensor_bundle import TensorBundleReader
 from dtf_notebook.runtime import checkpoint_files
 from dtf_notebook.train.saveable_object import SaveableObject, SaveSpec
 
@@ -72,19 +72,19 @@ def test_files_state_and_index_layout(tmp_path):
     with tf.Session() as sess:
         sess.run(w.initializer)
         path = saver.save(sess, str(tmp_path / "model"), global_step=3)
+    # TF's V2 format and file names (tests/train/test_tf_checkpoints.py has real TF read them).
     assert sorted(os.listdir(tmp_path)) == [
         "checkpoint",
-        "model-3.data-00000-of-00001.safetensors",
-        "model-3.index.json",
+        "model-3.data-00000-of-00001",
+        "model-3.index",
         "model-3.meta",
     ]
     state = (tmp_path / "checkpoint").read_text()
     assert state.startswith(f'model_checkpoint_path: "{path}"\nall_model_checkpoint_paths: "{path}"\n')
     assert "all_model_checkpoint_timestamps: " in state
-    index = json.loads((tmp_path / "model-3.index.json").read_text())
-    assert index["tensors"]["weights_1"]["dtype"] == "float32"
-    (shard,) = index["shards"]
-    assert shard["pid"] == os.getpid() and shard["task"] == "/job:localhost/replica:0/task:0"
+    bundle = TensorBundleReader(path, lambda p: open(p, "rb").read())
+    assert bundle.names() == ["weights_1"] and bundle.num_shards == 1
+    assert bundle.dtype("weights_1") == tf.float32 and bundle.read("weights_1").tolist() == [1.0, 2.0]
     meta = tf.MetaGraphDef.FromString((tmp_path / "model-3.meta").read_bytes())
     assert meta.saver_def.restore_op_name == "save/restore_all"
     # TF's format: the saver's ops are written as TF's own save ops (tests/train/test_meta_graph_tf.py).
@@ -299,7 +299,7 @@ def test_restore_errors_name_the_variable_the_shapes_and_the_file(tmp_path):
         with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError) as info:
             tf.train.Saver().restore(sess, path)
     assert "Restoring v: shape [] in checkpoint" in str(info.value)
-    assert "m.index.json" in str(info.value) and "shape [2]" in str(info.value)
+    assert "m.index" in str(info.value) and "shape [2]" in str(info.value)
     with tf.Graph().as_default():
         wrong_dtype = tf.Variable(0, name="v")
         with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="expected dtype int32"):
@@ -350,8 +350,8 @@ def test_failed_merge_leaves_previous_checkpoint_latest(tmp_path):
         first = saver.save(sess, str(tmp_path / "m"), global_step=1)
         sess.run(tf.assign(v, 5.0))
         # A directory where shard 0 must land: its move into place fails after it was written.
-        (tmp_path / "m-2.data-00000-of-00001.safetensors").mkdir()
-        (tmp_path / "m-2.data-00000-of-00001.safetensors" / "occupied").write_text("")
+        (tmp_path / "m-2.data-00000-of-00001").mkdir()
+        (tmp_path / "m-2.data-00000-of-00001" / "occupied").write_text("")
         with pytest.raises(tf.errors.OpError):
             saver.save(sess, str(tmp_path / "m"), global_step=2)
         assert tf.train.latest_checkpoint(str(tmp_path)) == first
@@ -373,3 +373,31 @@ def test_a_saver_def_reuses_the_ops_already_in_the_graph(tmp_path, fresh_graph):
         sess.run(tf.assign(v, 0.0))
         first.restore(sess, path)
         assert sess.run(v) == 3.0
+
+
+def test_a_checkpoint_of_the_earlier_format_restores_and_a_save_replaces_it(tmp_path):
+    """Checkpoints written before savers wrote TF's format (``P.index.json`` + safetensors) still restore; a save to
+    the same prefix leaves only TF's files in charge, and ``remove_checkpoint`` removes both formats' files."""
+    import torch
+
+    from dtf_notebook.runtime import checkpoint_format as fmt
+
+    prefix = str(tmp_path / "m")
+    data, entries = fmt.encode_shard([("v", "", torch.tensor([1.0, 2.0]))])
+    (tmp_path / "m.data-00000-of-00001.safetensors").write_bytes(data)
+    shard = {"shard": 0, "num_shards": 1, "file": "m.data-00000-of-00001.safetensors", "entries": entries}
+    (tmp_path / "m.index.json").write_bytes(fmt.encode_index(fmt.build_index([shard])))
+    v = tf.Variable([0.0, 0.0], name="v")
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        saver.restore(sess, prefix)
+        assert sess.run(v).tolist() == [1.0, 2.0]
+        sess.run(tf.assign(v, [5.0, 6.0]))
+        saver.save(sess, prefix, write_meta_graph=False)
+        assert not (tmp_path / "m.index.json").exists()  # the stale index would name the old values
+        sess.run(tf.assign(v, [0.0, 0.0]))
+        saver.restore(sess, prefix)
+        assert sess.run(v).tolist() == [5.0, 6.0]
+    (tmp_path / "m.index.json").write_bytes(fmt.encode_index(fmt.build_index([shard])))
+    tf.train.remove_checkpoint(prefix)
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint"]

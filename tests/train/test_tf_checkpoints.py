@@ -1,7 +1,7 @@
 """Checkpoints written by real TF (its V2 tensor-bundle format: ``.index`` table + ``.data-*`` shards) are read
 here: restored with ``Saver.restore`` (whole, partitioned into other parts, or through the directory's
 ``checkpoint`` file), inspected with ``tf.train.load_checkpoint`` / ``NewCheckpointReader`` / ``list_variables``,
-and mapped with ``init_from_checkpoint``; and one written here in TF's format is read by TF.
+and mapped with ``init_from_checkpoint``; and what a ``Saver`` here writes (TF's format) TF reads and restores.
 """
 
 from __future__ import annotations
@@ -39,18 +39,23 @@ def _build(lib, partitions: int | None = 2):
     return {"w": w, "table": table, "words": words, "step": step, "loss": loss, "train": train}
 
 
+def _train_and_save(lib, sess, model, directory: str) -> str:
+    """3 training steps of ``_build``'s model, then a ``Saver`` of every variable saves it in ``directory``."""
+    saver = lib.train.Saver()
+    sess.run(lib.global_variables_initializer())
+    for _ in range(3):
+        sess.run(model["train"])
+    return saver.save(sess, directory + "/model.ckpt", global_step=model["step"])
+
+
 @pytest.fixture(scope="module")
 def tf_checkpoint(tf1, tmp_path_factory):
     """A checkpoint directory written by TF after 3 training steps, and TF's values of every saved tensor."""
     directory = str(tmp_path_factory.mktemp("tf_ckpt"))
     with tf1.Graph().as_default():
         model = _build(tf1)
-        saver = tf1.train.Saver()
         with tf1.Session() as sess:
-            sess.run(tf1.global_variables_initializer())
-            for _ in range(3):
-                sess.run(model["train"])
-            prefix = saver.save(sess, directory + "/model.ckpt", global_step=model["step"])
+            prefix = _train_and_save(tf1, sess, model, directory)
     reader = tf1.train.load_checkpoint(prefix)
     saved = {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
     return directory, prefix, saved
@@ -148,3 +153,61 @@ def test_tf_reads_a_bundle_written_here(tf1, tmp_path):
         with tf1.Session() as sess:
             tf1.train.Saver([w]).restore(sess, prefix)
             np.testing.assert_array_equal(sess.run(w), tensors["w"])
+
+
+def test_tf_restores_what_a_saver_here_saved_and_trains_on(tf1, tmp_path):
+    """The model trained here for 3 steps, saved by ``tf.train.Saver``; TF restores every tensor (the partitioned
+    table, Adam's slots, the string, the step) into its own build of the model and its next step matches ours."""
+    with tf.Graph().as_default():
+        model = _build(tf)
+        with tf.Session() as sess:
+            prefix = _train_and_save(tf, sess, model, str(tmp_path))
+            reader = tf.train.load_checkpoint(prefix)
+            ours = {name: reader.get_tensor(name) for name, _ in tf.train.list_variables(prefix)}
+            sess.run(model["train"])
+            our_next_loss = sess.run(model["loss"])  # (fetched with the step, the loss may come before or after it)
+    assert tf1.train.latest_checkpoint(str(tmp_path)) == prefix
+    reader = tf1.train.load_checkpoint(prefix)
+    assert reader.get_variable_to_shape_map() == {name: list(np.shape(v)) for name, v in ours.items()}
+    assert reader.get_variable_to_dtype_map()["words"] == tf1.string
+    for name, value in ours.items():
+        np.testing.assert_array_equal(reader.get_tensor(name), value, err_msg=name)
+    with tf1.Graph().as_default():
+        model = _build(tf1, partitions=3)  # other parts than were saved: TF reads across the saved slices
+        with tf1.Session() as sess:
+            tf1.train.Saver().restore(sess, prefix)
+            assert sess.run(model["step"]) == 3
+            np.testing.assert_array_equal(sess.run(model["table"].as_tensor()), ours["table"])
+            sess.run(model["train"])
+            tf_next_loss = sess.run(model["loss"])
+    np.testing.assert_allclose(tf_next_loss, our_next_loss, rtol=1e-6)
+
+
+def test_tf_reads_every_dtype_a_saver_here_writes(tf1, tmp_path):
+    values = {
+        "f16": np.array([1.5, -2.0], np.float16),
+        "f64": np.array([[1e300, -0.0]], np.float64),
+        "i8": np.array([-128, 127], np.int8),
+        "u8": np.array([0, 255], np.uint8),
+        "i16": np.array([-3], np.int16),
+        "i32": np.int32(-7),
+        "i64": np.array([2**62], np.int64),
+        "b": np.array([True, False, True]),
+        "c64": np.array([1 + 2j], np.complex64),
+        "c128": np.array([3 - 4j], np.complex128),
+        "s": np.array([[b"a", b"\xff\x00"], [b"", "é".encode()]], dtype=object),
+        "empty": np.zeros([0, 3], np.float32),
+    }
+    with tf.Graph().as_default():
+        variables = [tf.Variable(v, name=name) for name, v in values.items()]
+        variables.append(tf.Variable(tf.constant([1.0, 2.5], dtype=tf.bfloat16), name="bf16"))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "all"))
+    reader = tf1.train.load_checkpoint(prefix)
+    dtypes = reader.get_variable_to_dtype_map()
+    for name, value in values.items():
+        assert dtypes[name].as_numpy_dtype == value.dtype or value.dtype == object, name
+        np.testing.assert_array_equal(reader.get_tensor(name), value, err_msg=name)
+    assert dtypes["bf16"] == tf1.bfloat16
+    np.testing.assert_array_equal(reader.get_tensor("bf16").astype(np.float32), [1.0, 2.5])

@@ -38,9 +38,11 @@ from dtf_notebook.lib.io.tf_record import masked_crc32c
 from dtf_notebook.lib.io.varint import read_varint as _varint
 from dtf_notebook.protos.bundle_pb import BundleEntryProto, BundleHeaderProto
 
-__all__ = ["TensorBundleReader", "data_filename", "index_filename", "slice_key", "write_tensor_bundle"]
+__all__ = ["TensorBundleReader", "data_filename", "encode_tensor", "index_filename", "slice_key", "write_tensor_bundle"]
 
 INDEX_SUFFIX = ".index"
+#: Glob matching every data file of a prefix.
+DATA_GLOB = ".data-?????-of-?????"
 
 
 def index_filename(prefix: str) -> str:
@@ -103,12 +105,19 @@ def _extent(proto: Any, size: int) -> tuple[int, int]:
     return (proto.start, proto.length) if proto.HasField("length") else (0, size)
 
 
+def _key_extents(part: Any) -> tuple[list[int], list[int]]:
+    """A slice's starts and lengths as its key spells them: an axis taken whole (no length) is length -1."""
+    return [e.start for e in part.extent], [e.length if e.HasField("length") else -1 for e in part.extent]
+
+
 class TensorBundleReader:
     """The tensors of a TF V2 checkpoint, as numpy arrays (strings: ``object`` arrays of bytes).
 
     Args:
         prefix: The checkpoint's prefix (``.../model.ckpt-1000``).
         read_file: Reads one whole file by path (its caller decides where the process may read).
+        read_range: Reads ``size`` bytes of a file from an offset (bytes, or a writable ``uint8`` array the reader
+            may keep): then each tensor is read alone, else each data file whole, once.
 
     Raises:
         NotFoundError: ``read_file`` found no index file (from ``read_file``).
@@ -121,10 +130,16 @@ class TensorBundleReader:
         tf.int64
     """
 
-    def __init__(self, prefix: str, read_file: Callable[[str], bytes]) -> None:
+    def __init__(
+        self,
+        prefix: str,
+        read_file: Callable[[str], bytes],
+        read_range: Callable[[str, int, int], bytes | np.ndarray] | None = None,
+    ) -> None:
         self.prefix = prefix
         self.index_path = index_filename(prefix)
         self._read_file = read_file
+        self._read_range = read_range
         self._entries: dict[str, Any] = {}
         self._slices: dict[bytes, Any] = {}
         self._data: dict[int, bytes] = {}
@@ -165,9 +180,17 @@ class TensorBundleReader:
         return dtypes.as_dtype(self._entry(name).dtype)
 
     def shards(self) -> list[dict[str, Any]]:
-        """Each data file of the checkpoint, in shard order."""
+        """Each data file of the checkpoint, in shard order, with the names of the tensors it holds (a partitioned
+        one is named by every file that holds one of its slices)."""
+        held: list[set[str]] = [set() for _ in range(self.num_shards)]
+        for name, entry in self._entries.items():
+            parts = [self._slices.get(slice_key(name, *_key_extents(s))) for s in entry.slices]
+            for part in parts if entry.slices else [entry]:
+                if part is not None and 0 <= part.shard_id < self.num_shards:
+                    held[part.shard_id].add(name)
         return [
             {"shard": i, "file": data_filename(self.prefix, i, self.num_shards).rsplit("/", 1)[-1]}
+            | {"tensors": sorted(held[i])}
             for i in range(self.num_shards)
         ]
 
@@ -182,13 +205,23 @@ class TensorBundleReader:
         dtype = dtypes.as_dtype(entry.dtype)
         shape = [d.size for d in entry.shape.dim]
         path = data_filename(self.prefix, entry.shard_id, self.num_shards)
-        data = self._shard(entry.shard_id)[entry.offset : entry.offset + entry.size]
+        if self._read_range is not None:  # only this tensor's bytes
+            if not 0 <= entry.shard_id < self.num_shards:
+                raise errors.DataLossError(
+                    None, None, f"{self.index_path} names shard {entry.shard_id} of {self.num_shards}"
+                )
+            data = self._read_range(path, entry.offset, entry.size)
+        else:
+            data = self._shard(entry.shard_id)[entry.offset : entry.offset + entry.size]
         if len(data) != entry.size:
             raise errors.DataLossError(None, None, f"{path} ends inside tensor {name}")
         try:
             if dtype.is_string:
-                value, crc = _decode_strings(data, int(np.prod(shape, dtype=np.int64)))
+                value, crc = _decode_strings(bytes(data), int(np.prod(shape, dtype=np.int64)))
                 value = value.reshape(shape)
+            elif isinstance(data, np.ndarray):  # the reader's own copy of the bytes: viewed, not copied again
+                value = data.view(dtype.np_dtype).reshape(shape)
+                crc = _masked_crc_of_array(data)
             else:
                 value = np.frombuffer(data, dtype=dtype.np_dtype).reshape(shape).copy()
                 crc = masked_crc32c(data)
@@ -233,7 +266,7 @@ class TensorBundleReader:
             hi = [min(a + n, b + m) for a, n, b, m in zip(offset, lengths, starts, sizes)]
             if any(h <= low for low, h in zip(lo, hi)):
                 continue
-            key = slice_key(name, list(starts), list(sizes))
+            key = slice_key(name, *_key_extents(part))
             if key not in self._slices:
                 raise errors.DataLossError(None, None, f"{self.index_path} lists a slice of {name} it does not hold")
             value = self._value(name, self._slices[key])
@@ -268,12 +301,28 @@ def _decode_strings(data: bytes, count: int) -> tuple[np.ndarray, int]:
     return out, _mask(crc)
 
 
+def _masked_crc_of_array(data: np.ndarray, chunk: int = 1 << 18) -> int:
+    # google_crc32c takes only bytes: a piece at a time, each copy small enough to stay in the cache.
+    view, crc = memoryview(data).cast("B"), 0
+    for start in range(0, len(view), chunk):
+        crc = google_crc32c.extend(crc, view[start : start + chunk].tobytes())
+    return _mask(crc)
+
+
 def _mask(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 # ---- writing ----------------------------------------------------------------------------------------------------
-def _encode(value: np.ndarray, dtype: dtypes.DType) -> tuple[bytes, int]:
+def encode_tensor(value: np.ndarray, dtype: dtypes.DType) -> tuple[bytes, int]:
+    """A tensor's bytes in a data file and their masked CRC-32C, as TF's ``BundleWriter`` writes them: numbers as
+    their little-endian memory; strings as each element's varint length, the masked CRC-32C of the lengths as
+    ``uint32``, then the elements' bytes.
+
+    Example:
+        >>> encode_tensor(np.array([b"ab", b"c"], dtype=object), dtypes.string)[0]
+        b'\\x02\\x01\\x03q|gabc'
+    """
     if not dtype.is_string:
         data = np.ascontiguousarray(value, dtype=dtype.np_dtype).tobytes()
         return data, masked_crc32c(data)
@@ -313,7 +362,7 @@ def write_tensor_bundle(prefix: str, tensors: Mapping[str, Any], write_file: Cal
     for name in sorted(tensors, key=lambda n: n.encode("utf-8")):
         value = np.asarray(tensors[name])
         dtype = dtypes.string if value.dtype == object else dtypes.as_dtype(value.dtype)
-        raw, crc = _encode(value, dtype)
+        raw, crc = encode_tensor(value, dtype)
         entry = BundleEntryProto(dtype=dtype.as_datatype_enum, offset=len(data), size=len(raw), crc32c=crc)
         entry.shape.dim.extend(entry.shape.Dim(size=d) for d in value.shape)
         data += raw

@@ -95,6 +95,8 @@ class _StepPlan:
         self.retired = False
         # One partition: what a client needs to run it directly (see MasterSession.route), else None.
         self.route: dict[str, Any] | None = None
+        # Each task's partition as RunMetadata.partition_graphs shows it: its nodes' names, ops, devices, inputs.
+        self.partition_graphs: list[dict[str, Any]] = []
 
 
 class MasterSession:
@@ -283,6 +285,10 @@ class MasterSession:
         # receives right before their first consumer), which is what rules out cross-task waits.
         for task, part in parts.items():
             plan.targets.setdefault(task, []).extend(n["name"] for n in part if n["op"] == "_Send")
+        plan.partition_graphs = [
+            {"node": [{k: n[k] for k in ("name", "op", "device", "input") if k in n} for n in part]}
+            for _, part in sorted(parts.items())
+        ]
         try:
             for task, part in parts.items():
                 plain, tensors = wire.encode_graph_def({"node": part})
@@ -425,12 +431,16 @@ class MasterSession:
         timeout: float | None,
         direct_fetch: bool = False,
         traces: list[dict[str, Any]] | None = None,
+        graphs: list[dict[str, Any]] | None = None,
     ) -> list[Any]:
         """Runs one step; with ``direct_fetch`` large fetched values stay on their task as :class:`HeldTensor`.
 
-        With ``traces`` (a list) every partition is traced and its worker's trace (``nodes``, ``sent``) appended.
+        With ``traces`` (a list) every partition is traced and its worker's trace (``nodes``, ``sent``) appended;
+        with ``graphs`` (a list) each task's partition graph is appended (``RunOptions.output_partition_graphs``).
         """
         plan = self.plan(feeds, fetches, targets)
+        if graphs is not None:
+            graphs.extend(plan.partition_graphs)
         try:
             return self._run_plan(plan, fetches, values, timeout, direct_fetch, traces)
         finally:
@@ -759,7 +769,7 @@ class MasterService:
         ``hold_sends(step_id)`` (a context manager holding what this task's partitions push to other tasks, by task),
         and what it pushed travels in the other tasks' ``RunGraph`` requests.
         """
-        if header.get("trace"):
+        if header.get("trace") or header.get("partition_graphs"):
             return False
         names = [header.get(k) or [] for k in ("feeds", "fetches", "targets")]
         if not all(isinstance(n, list) and all(isinstance(x, str) for x in n) for n in names):
@@ -798,6 +808,7 @@ class MasterService:
         if method == "RunStep":
             timeout = header.get("timeout")
             traces: list[dict[str, Any]] | None = [] if header.get("trace") else None
+            graphs: list[dict[str, Any]] | None = [] if header.get("partition_graphs") else None
             results = session.run(
                 list(header.get("feeds") or []),
                 list(header.get("fetches") or []),
@@ -806,8 +817,11 @@ class MasterService:
                 None if timeout is None else float(timeout),
                 direct_fetch=bool(header.get("direct_fetch")),
                 traces=traces,
+                graphs=graphs,
             )
             reply, out = _step_reply(results)
+            if graphs is not None:
+                reply["partition_graphs"] = graphs
             if header.get("want_route"):
                 route = session.route(*(list(header.get(k) or []) for k in ("feeds", "fetches", "targets")))
                 if route is not None:

@@ -127,17 +127,22 @@ class RemoteBackend:
         Traced (``options.trace_level`` > 0 and a ``run_metadata``), it fills ``run_metadata.step_stats`` with
         every task's node timings (microseconds from the start of that task's partition) and adds to
         ``run_metadata.cost_graph["node"]`` one row per tensor sent between tasks: the ``_Send`` node's
-        ``name``, its ``device``, ``recv_device``, ``tensor_name`` and ``bytes``.
+        ``name``, its ``device``, ``recv_device``, ``tensor_name`` and ``bytes``. Traced, or with
+        ``options.output_partition_graphs``, it adds each task's partition graph to
+        ``run_metadata.partition_graphs`` (its nodes' names, ops, devices and inputs, ``_Send``/``_Recv`` pairs
+        included).
         """
         self._sync_graph()
         tracing = options is not None and options.trace_level > 0 and run_metadata is not None
+        # A traced step records its partition graphs too, as a local one does.
+        graphs = run_metadata is not None and options is not None and (tracing or options.output_partition_graphs)
         timeout = self._timeout(options)
         wait = None if timeout is None else timeout + 5.0
         names = ([t.name for t, _ in feeds], [t.name for t in fetches], [op.name for op in targets])
         key = (tuple(names[0]), tuple(names[1]), tuple(names[2]))
         fed = [v for _, v in feeds]
         remote = not isinstance(self._client, _InProcess)
-        if remote and not tracing:
+        if remote and not graphs:
             route = self._routes.get(key)
             if route is not None and self._may_go_direct(route):
                 try:
@@ -156,7 +161,8 @@ class RemoteBackend:
             # Large fetched values come straight from the task holding them, not relayed by the master.
             "direct_fetch": remote,
             "trace": tracing,
-            "want_route": remote and not tracing and key not in self._routes,
+            "partition_graphs": graphs,
+            "want_route": remote and not graphs and key not in self._routes,
         }
         reply, values = self._client.call(self.address, "RunStep", header, fed, timeout=wait)
         if remote:
@@ -167,6 +173,8 @@ class RemoteBackend:
             _, (values[index],) = self._client.call(address, "TakeHeld", {"token": token}, timeout=wait)
         if tracing:
             _record_trace(run_metadata, reply.get("trace") or {})
+        if graphs:
+            run_metadata.partition_graphs.extend(reply.get("partition_graphs") or [])
         return _scalars(values)
 
     def _learn_route(self, key: tuple, route: Any, version: int) -> None:

@@ -28,6 +28,8 @@ from dtf_notebook.ops import (  # noqa: F401 - imported for their registrations
     placeholder_ops,
     random_distribution_ops,
     random_ops,
+    resource_variable_ops,
+    resource_variables,
     script_ops,
     sendrecv_ops,
     serialization_ops,

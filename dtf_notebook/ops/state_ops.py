@@ -301,7 +301,7 @@ def row_scatter_kernel(combine: Any) -> Any:
     """
 
     def factory(op: Any, ctx: Any):
-        use_locking = op.get_attr("use_locking")
+        use_locking = op.get_attr("use_locking") if "use_locking" in op.node_def["attr"] else False  # (Resource*)
 
         def run(resource: VariableResource, indices: Any, updates: Any) -> VariableResource:
             with locked(resource, use_locking):

@@ -214,7 +214,9 @@ class Variable(metaclass=VariableMeta):
         self._variable = element("variable_name")
         self._initializer_op = element("initializer_name")
         self._snapshot = element("snapshot_name")
-        if self._variable.op.type not in ("VariableV2", "Variable"):
+        if self._variable.op.type == "VarHandleOp":  # a resource variable TF 2 wrote: its own subclass
+            self.__class__ = _resource_variable_class[0]
+        elif self._variable.op.type not in ("VariableV2", "Variable"):
             raise ValueError(f"variable_def names {self._variable.name}, a {self._variable.op.type}, not a variable")
         # Without its name, the initial value is what the initializer assigns (its second input).
         initial = fields.get("initial_value_name")
@@ -419,6 +421,22 @@ class Variable(metaclass=VariableMeta):
             True
         """
         return Variable(variable_def=variable_def, import_scope=import_scope)
+
+
+#: The Variable subclass that wraps a ``VariableDef`` of a ``VarHandleOp`` (set by
+#: :func:`register_resource_variable_class`, from ``dtf_notebook.ops.resource_variables``).
+_resource_variable_class: list[type] = [Variable]
+
+
+def register_resource_variable_class(cls: type) -> None:
+    """Makes ``cls`` (a :class:`Variable` subclass) the class of the resource variables an imported graph defines.
+
+    Example:
+        >>> import dtf_notebook  # registers ResourceVariable
+        >>> _resource_variable_class[0].__name__
+        'ResourceVariable'
+    """
+    _resource_variable_class[0] = cls
 
 
 def _variable_def_fields(proto: Any) -> dict[str, Any]:

@@ -149,9 +149,11 @@ def place(
         job, task = default_job, default_task
         if state_task is not None and any(m.holds_state for m in members):
             job, task = state_task
-        device, message = _place_group(members, devices, parsed, job, task, allow_soft_placement)
+        device, message, refused = _place_group(members, devices, parsed, job, task, allow_soft_placement)
         for m in members:
-            if message is None:
+            if m.name in refused:
+                errors[m.name] = refused[m.name]
+            elif message is None:
                 placement[m.name] = device
             else:
                 errors[m.name] = message
@@ -159,7 +161,7 @@ def place(
         device = _with_consumers(node, placement)
         message = None
         if device is None:
-            device, message = _place_group([node], devices, parsed, default_job, default_task, allow_soft_placement)
+            device, message, _ = _place_group([node], devices, parsed, default_job, default_task, allow_soft_placement)
         if message is None:
             placement[node.name] = device
         else:
@@ -192,45 +194,55 @@ def _place_group(
     default_job: str,
     default_task: int,
     soft: bool,
-) -> tuple[str, str | None]:
+) -> tuple[str, str | None, dict[str, str]]:
+    """The device of a colocation group, or an error for all of it; and the members refused on their own.
+
+    A member whose request conflicts with the group's (without soft placement) is refused alone, with an error
+    naming both, and the rest are placed: TF places each step's nodes only, so a step that does not run the
+    conflicting node (a ``VarIsInitializedOp`` that ``replica_device_setter`` sent to the worker, next to its
+    variable on a ps task) runs there too. The variables' requests count first.
+    """
     merged = DeviceSpec()
     origin: dict[str, str] = {}
-    for m in members:
+    refused: dict[str, str] = {}
+    for m in sorted(members, key=lambda m: not m.holds_state):
         if not m.requested:
             continue
         try:
             spec = _spec(m.requested)
         except ValueError as e:
-            return "", f"Cannot assign a device for operation {m.name}: {e}"
+            return "", f"Cannot assign a device for operation {m.name}: {e}", refused
         if not _compatible(merged, spec):
-            if soft:
-                continue
-            return "", (
-                f"Cannot colocate nodes {origin.get('first', m.name)} and {m.name}: their requested devices "
-                f"'{merged}' and '{m.requested}' conflict. Colocation group: {', '.join(x.name for x in members)}"
-            )
+            if not soft:
+                refused[m.name] = (
+                    f"Cannot colocate nodes {origin.get('first', m.name)} and {m.name}: their requested devices "
+                    f"'{merged}' and '{m.requested}' conflict. Colocation group: {', '.join(x.name for x in members)}"
+                )
+            continue
         origin.setdefault("first", m.name)
         merged = merged.make_merged_spec(spec)
     cpu_only = any(m.cpu_only for m in members)
 
     device = _resolve(merged, parsed, devices, default_job, default_task, cpu_only)
     if device is not None:
-        return device, None
+        return device, None, refused
     if soft:
         relaxed = merged.replace(device_type=None, device_index=None)
         device = _resolve(relaxed, parsed, devices, default_job, default_task, cpu_only)
         if device is None:
             device = _resolve(DeviceSpec(), parsed, devices, default_job, default_task, cpu_only)
         if device is not None:
-            return device, None
+            return device, None, refused
     node = next((m for m in members if m.requested), members[0])
     if cpu_only and merged.device_type == "GPU":
         why = "no supported kernel for GPU devices is available"
     else:
         why = "no devices matching that specification are registered in this process"
-    return "", (
+    return (
+        "",
         f"Cannot assign a device for operation {node.name}: Could not satisfy explicit device specification "
-        f"'{merged}' because {why}; available devices: {', '.join(devices)}"
+        f"'{merged}' because {why}; available devices: {', '.join(devices)}",
+        refused,
     )
 
 

@@ -65,10 +65,13 @@ def placement_nodes(ops: Sequence[Operation]) -> list[PlacementNode]:
                 cpu_only=cpu_only,
                 ref_sources=tuple(t.op.name for i, t in enumerate(op._inputs) if t.is_ref and i in op_def.ref_inputs),
                 # A resource handle (a TensorArray, a stack) is per-step state: it is placed like any op, not with
-                # the variables.
+                # the variables; a resource variable's handle (VarHandleOp) is a variable.
                 holds_state=bool(op_def.ref_outputs)
                 and not op_def.ref_inputs
-                and not any(op._outputs[i].dtype.name == "resource" for i in op_def.ref_outputs),
+                and (
+                    op.type == "VarHandleOp"
+                    or not any(op._outputs[i].dtype.name == "resource" for i in op_def.ref_outputs)
+                ),
                 generator=not op._inputs and len(op._outputs) == 1 and not op._outputs[0].is_ref,
                 consumers=tuple(consumers.get(op.name, ())),
             )

@@ -263,6 +263,11 @@ def strip_scopes(graph_def: Any, scopes: list[str]) -> None:
 
 def _variable_ref(graph: Graph, name: str) -> Any:
     tensor = graph.get_tensor_by_name(_tensor_name(name))
+    if tensor.op.type == "ReadVariableOp" and tensor.op.inputs[0].op.type == "VarHandleOp":
+        # A resource variable's read (TF 2's graphs): save the variable its handle belongs to.
+        handle = tensor.op.inputs[0]
+        variables = graph.get_collection("variables") + graph.get_collection("local_variables")
+        return next((v for v in variables if getattr(v, "_ref", None) and v._ref() is handle), None)
     if tensor.op.type == "Identity" and tensor.op.inputs and tensor.op.inputs[0].is_ref:
         tensor = tensor.op.inputs[0]  # a variable's snapshot: save the variable
     return tensor if tensor.is_ref and tensor.op.type in ("VariableV2", "Variable") else None

@@ -110,17 +110,22 @@ class VariableSaveable(SaveableObject):
 
     def __init__(self, var: Variable | Tensor, slice_spec: str, name: str) -> None:
         ref = var._ref() if isinstance(var, Variable) else var
-        super().__init__(var, [SaveSpec(ref, slice_spec, name, ref.dtype, ref.op.device)], name)
+        # A resource variable of an imported graph is saved from its snapshot and restored by its own assign.
+        self._resource = var if isinstance(var, Variable) and ref.dtype.name == "resource" else None
+        saved = self._resource.value() if self._resource is not None else ref
+        super().__init__(var, [SaveSpec(saved, slice_spec, name, saved.dtype, ref.op.device)], name)
         self._ref = ref
 
     def restore(self, restored_tensors: Sequence[Tensor], restored_shapes: Sequence[Any] | None) -> Operation:
         tensor = restored_tensors[0]
+        if self._resource is not None:
+            return self._resource.assign(tensor, read_value=False)
         validate = restored_shapes is None and self._ref.shape.is_fully_defined()
         return state_ops.assign(self._ref, tensor, validate_shape=validate).op
 
 
 def _is_variable_ref(t: Any) -> bool:
-    return isinstance(t, Tensor) and t.is_ref and t.op.type in ("VariableV2", "Variable")
+    return isinstance(t, Tensor) and t.is_ref and t.op.type in ("VariableV2", "Variable", "VarHandleOp")
 
 
 def op_list_to_dict(op_list: Any) -> dict[str, Any]:

@@ -58,7 +58,7 @@ class Scalars:
         self._cached: tuple | None = None
         self._consts: tuple | None = None
         if all(c is not None and c.ndim == 0 for c in consts):
-            dtype = runtime_values.torch_dtype(op.inputs[0].dtype)
+            dtype = runtime_values.torch_dtype(op.inputs[spec.pos[spec.grad]].dtype)  # (the variable's dtype)
             tensors = [torch.tensor(c.item(), dtype=dtype) for c in consts]
             self._cached = tuple(float(q) for q in derive(*tensors))
             self._consts = tuple(float(t) for t in tensors)

@@ -50,7 +50,8 @@ SPECS: dict[str, Spec] = {}
 
 
 def register(op_type: str, args: str, refs: int, scalars: str, kernel: Callable[[Any, Any], Callable[..., Any]]):
-    """Registers ``op_type`` with its arguments (space-separated, the first ``refs`` by reference).
+    """Registers ``op_type`` with its arguments (space-separated, the first ``refs`` by reference), and its
+    ``Resource`` variant (:func:`register_resource_variant`).
 
     Example:
         >>> import dtf_notebook  # registers every update op through this function
@@ -68,6 +69,36 @@ def register(op_type: str, args: str, refs: int, scalars: str, kernel: Callable[
         ref_outputs=(0,),
         stateful=True,
     )
+    register_resource_variant(op_type)
+
+
+def register_resource_variant(op_type: str) -> None:
+    """Registers ``Resource<op_type>`` (TF's op on resource variables): the arguments of ``op_type`` with variable
+    handles in place of references, its kernel, and no output.
+
+    Example:
+        >>> import dtf_notebook  # registers every update op and its resource variant
+        >>> op_registry.get("ResourceApplyAdam").ref_inputs == op_registry.get("ApplyAdam").ref_inputs
+        True
+    """
+    spec = SPECS[op_type]
+    name = "Resource" + op_type
+    SPECS[name] = spec
+    op_registry.register_op(
+        name,
+        infer=_resource_infer,
+        kernel=op_registry.get(op_type).kernel,
+        grad=op_registry.NOT_DIFFERENTIABLE,
+        ref_inputs=range(len(spec.refs)),
+        stateful=True,
+    )
+
+
+def _resource_infer(op: Any) -> list:
+    spec = SPECS[op.type]
+    for arg in spec.scalars:
+        _with_rank(op, op.inputs[spec.pos[arg]].shape, 0)
+    return []
 
 
 # ---- building ---------------------------------------------------------------------------------

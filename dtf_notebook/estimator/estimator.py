@@ -586,6 +586,43 @@ class Estimator:
                         for i in range(_batch_length(values)):
                             yield {key: value[i] for key, value in values.items()}
 
+    def export_saved_model(
+        self,
+        export_dir_base: str,
+        serving_input_receiver_fn: Callable[[], Any],
+        assets_extra: Any = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+    ) -> bytes:
+        """Writes the model of the latest checkpoint (or ``checkpoint_path``) as a SavedModel in a new
+        ``<export_dir_base>/<timestamp>`` directory, served through ``serving_input_receiver_fn``'s tensors;
+        returns that directory (see :mod:`dtf_notebook.estimator.exporting`)."""
+        return self.export_savedmodel(
+            export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
+        )
+
+    def export_savedmodel(
+        self,
+        export_dir_base: str,
+        serving_input_receiver_fn: Callable[[], Any],
+        assets_extra: Any = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+        strip_default_attrs: bool = False,
+    ) -> bytes:
+        """TF1's name of :meth:`export_saved_model` (with ``strip_default_attrs``)."""
+        from dtf_notebook.estimator.exporting import export_saved_model
+
+        return export_saved_model(
+            self,
+            export_dir_base,
+            serving_input_receiver_fn,
+            assets_extra,
+            as_text,
+            checkpoint_path,
+            strip_default_attrs,
+        )
+
 
 def _verify_model_fn_args(model_fn: Callable[..., Any], params: Any) -> None:
     names = inspect.signature(model_fn).parameters

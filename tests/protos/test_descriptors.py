@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from dtf_notebook.protos import POOL, bundle_pb, config_pb, example_pb, graph_pb, summary_pb
+from dtf_notebook.protos import POOL, bundle_pb, config_pb, example_pb, graph_pb, saved_model_pb, summary_pb
 
-_MODULES = (bundle_pb, config_pb, example_pb, graph_pb, summary_pb)
+_MODULES = (bundle_pb, config_pb, example_pb, graph_pb, saved_model_pb, summary_pb)
 _PROJECT_FIELDS = {"virtual_gpus", "cluster_wait_secs", "cluster_key", "cluster_key_salt", "session_gc_secs"}
 
 
@@ -38,7 +38,13 @@ def _tf_pool():
     pytest.importorskip("tensorflow")
     from google.protobuf import descriptor_pool
     from tensorflow.core.framework import summary_pb2  # noqa: F401
-    from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, tensor_bundle_pb2, tensorflow_server_pb2  # noqa: F401
+    from tensorflow.core.protobuf import (  # noqa: F401
+        config_pb2,
+        meta_graph_pb2,
+        saved_model_pb2,
+        tensor_bundle_pb2,
+        tensorflow_server_pb2,
+    )
     from tensorflow.core.util import event_pb2  # noqa: F401
 
     return descriptor_pool.Default()

@@ -47,7 +47,9 @@ from dtf_notebook.summary import Event, HistogramProto, LogMessage, SessionLog, 
 
 # Modules a graph-building script rarely needs at once load on first use (``tf.estimator``, ``tf.app``, ...), so
 # that importing this namespace stays cheap; ``import dtf_notebook.compat.v1.estimator`` works as ever.
-_ON_FIRST_USE = frozenset({"app", "contrib", "distribute", "estimator", "flags", "image", "keras", "test"})
+_ON_FIRST_USE = frozenset(
+    {"app", "contrib", "distribute", "estimator", "flags", "image", "keras", "saved_model", "test"}
+)
 
 
 def __getattr__(name: str) -> object:

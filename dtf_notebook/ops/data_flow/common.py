@@ -38,8 +38,9 @@ __all__ = [
     "register_handle_user",
 ]
 
-#: Output spec of every handle op: a string reference of shape [2] (container, name).
-HANDLE_SPEC = (dtypes.string, TensorShape([2]))
+#: Output spec of every handle op: a string reference. Its static shape is a scalar, as TF's V2 handle ops
+#: (``FIFOQueueV2``, ``HashTableV2``, ...) declare theirs, so TF imports the ``_output_shapes`` written here.
+HANDLE_SPEC = (dtypes.string, TensorShape([]))
 
 
 def handle_kernel(

@@ -6,5 +6,5 @@ Example:
     'train'
 """
 
-from dtf_notebook.compat.v1.estimator import inputs
+from dtf_notebook.compat.v1.estimator import export, inputs
 from dtf_notebook.estimator import *  # noqa: F403

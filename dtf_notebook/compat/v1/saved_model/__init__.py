@@ -1,0 +1,108 @@
+"""``tf.saved_model`` (TF1): write a SavedModel for serving and load one (see :mod:`dtf_notebook.saved_model`).
+
+Example:
+    >>> import dtf_notebook.compat.v1 as tf
+    >>> tf.saved_model.tag_constants.SERVING, tf.saved_model.signature_constants.PREDICT_METHOD_NAME
+    ('serve', 'tensorflow/serving/predict')
+"""
+
+from dtf_notebook.compat.v1.saved_model import (
+    builder,
+    constants,
+    loader,
+    main_op,
+    signature_constants,
+    signature_def_utils,
+    tag_constants,
+    utils,
+)
+from dtf_notebook.saved_model.builder import SavedModelBuilder as Builder
+from dtf_notebook.saved_model.builder import main_op_with_restore, simple_save
+from dtf_notebook.saved_model.constants import (
+    ASSETS_DIRECTORY,
+    ASSETS_KEY,
+    CLASSIFY_INPUTS,
+    CLASSIFY_METHOD_NAME,
+    CLASSIFY_OUTPUT_CLASSES,
+    CLASSIFY_OUTPUT_SCORES,
+    DEBUG_DIRECTORY,
+    DEBUG_INFO_FILENAME_PB,
+    DEFAULT_SERVING_SIGNATURE_DEF_KEY,
+    GPU,
+    LEGACY_INIT_OP_KEY,
+    MAIN_OP_KEY,
+    PREDICT_INPUTS,
+    PREDICT_METHOD_NAME,
+    PREDICT_OUTPUTS,
+    REGRESS_INPUTS,
+    REGRESS_METHOD_NAME,
+    REGRESS_OUTPUTS,
+    SAVED_MODEL_FILENAME_PB,
+    SAVED_MODEL_FILENAME_PBTXT,
+    SAVED_MODEL_SCHEMA_VERSION,
+    SERVING,
+    TPU,
+    TRAINING,
+    VARIABLES_DIRECTORY,
+    VARIABLES_FILENAME,
+)
+from dtf_notebook.saved_model.loader import contains_saved_model, load, maybe_saved_model_directory
+from dtf_notebook.saved_model.signatures import (
+    build_signature_def,
+    build_tensor_info,
+    classification_signature_def,
+    get_tensor_from_tensor_info,
+    is_valid_signature,
+    predict_signature_def,
+    regression_signature_def,
+)
+
+__all__ = [
+    "ASSETS_DIRECTORY",
+    "ASSETS_KEY",
+    "Builder",
+    "CLASSIFY_INPUTS",
+    "CLASSIFY_METHOD_NAME",
+    "CLASSIFY_OUTPUT_CLASSES",
+    "CLASSIFY_OUTPUT_SCORES",
+    "DEBUG_DIRECTORY",
+    "DEBUG_INFO_FILENAME_PB",
+    "DEFAULT_SERVING_SIGNATURE_DEF_KEY",
+    "GPU",
+    "LEGACY_INIT_OP_KEY",
+    "MAIN_OP_KEY",
+    "PREDICT_INPUTS",
+    "PREDICT_METHOD_NAME",
+    "PREDICT_OUTPUTS",
+    "REGRESS_INPUTS",
+    "REGRESS_METHOD_NAME",
+    "REGRESS_OUTPUTS",
+    "SAVED_MODEL_FILENAME_PB",
+    "SAVED_MODEL_FILENAME_PBTXT",
+    "SAVED_MODEL_SCHEMA_VERSION",
+    "SERVING",
+    "TPU",
+    "TRAINING",
+    "VARIABLES_DIRECTORY",
+    "VARIABLES_FILENAME",
+    "build_signature_def",
+    "build_tensor_info",
+    "builder",
+    "classification_signature_def",
+    "constants",
+    "contains_saved_model",
+    "get_tensor_from_tensor_info",
+    "is_valid_signature",
+    "load",
+    "loader",
+    "main_op",
+    "main_op_with_restore",
+    "maybe_saved_model_directory",
+    "predict_signature_def",
+    "regression_signature_def",
+    "signature_constants",
+    "signature_def_utils",
+    "simple_save",
+    "tag_constants",
+    "utils",
+]

@@ -439,8 +439,8 @@ class MasterSession:
         with ``graphs`` (a list) each task's partition graph is appended (``RunOptions.output_partition_graphs``).
         """
         plan = self.plan(feeds, fetches, targets)
-        if graphs is not None:
-            graphs.extend(plan.partition_graphs)
+        if graphs is not None:  # (copies: the caller's RunMetadata may be changed, the plan's must not)
+            graphs.extend({"node": [dict(n) for n in g["node"]]} for g in plan.partition_graphs)
         try:
             return self._run_plan(plan, fetches, values, timeout, direct_fetch, traces)
         finally:

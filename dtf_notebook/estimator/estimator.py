@@ -596,9 +596,10 @@ class Estimator:
     ) -> bytes:
         """Writes the model of the latest checkpoint (or ``checkpoint_path``) as a SavedModel in a new
         ``<export_dir_base>/<timestamp>`` directory, served through ``serving_input_receiver_fn``'s tensors;
-        returns that directory (see :mod:`dtf_notebook.estimator.exporting`)."""
+        returns that directory (see :mod:`dtf_notebook.estimator.exporting`). Default attrs are left out of the
+        graph, as TF's."""
         return self.export_savedmodel(
-            export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
+            export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path, True
         )
 
     def export_savedmodel(

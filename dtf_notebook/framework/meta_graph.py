@@ -170,6 +170,28 @@ def _clear_extraneous_savers(graph_def: Any, collections: dict[str, Any], saver_
             savers.append(saver_def.SerializeToString())
 
 
+def add_default_attrs(graph_def: Any) -> None:
+    """Gives, in place, each node the attrs it lacks that TF's signature of its op type has a default for (what a
+    meta graph written with ``strip_default_attrs`` left out).
+
+    Example:
+        >>> import dtf_notebook as tf
+        >>> with tf.Graph().as_default() as g:
+        ...     _ = tf.matmul(tf.ones([1, 1]), tf.ones([1, 1]))
+        >>> graph_def = g.as_graph_def()
+        >>> remove_default_attrs(graph_def); add_default_attrs(graph_def)
+        >>> sorted(graph_def.node[-1].attr)
+        ['T', 'grad_a', 'grad_b', 'transpose_a', 'transpose_b']
+    """
+    for node in graph_def.node:
+        op_def = tf_op_def(node.op)
+        if op_def is None:
+            continue
+        for attr in op_def.attr:
+            if attr.HasField("default_value") and attr.name not in node.attr:
+                node.attr[attr.name].CopyFrom(attr.default_value)
+
+
 def remove_default_attrs(graph_def: Any) -> None:
     """Removes, in place, each node attr equal to the default TF's signature of its op type gives it (TF's
     ``strip_default_attrs``: consumers fill them in again).
@@ -359,10 +381,15 @@ def import_scoped_meta_graph(
     """
     from dtf_notebook.framework.graph_import import import_graph_def
     from dtf_notebook.framework.importer import graph_def_as_dict
+    from dtf_notebook.protos.graph_pb import GraphDef
 
     graph = graph if graph is not None else get_default_graph()
     scope = (import_scope or "").rstrip("/")
-    plain = graph_def_as_dict(meta_graph_def.graph_def)
+    graph_def = meta_graph_def.graph_def
+    if meta_graph_def.meta_info_def.stripped_default_attrs:
+        graph_def = GraphDef.FromString(graph_def.SerializeToString())
+        add_default_attrs(graph_def)
+    plain = graph_def_as_dict(graph_def)
     if clear_devices:
         for node in plain["node"]:
             node["device"] = ""

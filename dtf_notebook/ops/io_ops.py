@@ -230,11 +230,16 @@ def _merge_kernel(op: Any, ctx: Any):
         prefix_str = _as_str(prefix)
         directory = checkpoint_files.dirname(prefix_str)
         shards = [_parse_description(d, prefix_str) for d in descriptions]
-        index = bundle_shards.build_index(shards)  # every consistency check before any file is touched
-        index_path = files.check(tensor_bundle.index_filename(prefix_str), "write")
-        legacy_index = files.check(fmt.index_filename(prefix_str), "write")
         temps = [files.check(checkpoint_files.join(directory, s["temp"]), "rename") for s in shards]
-        finals = [files.check(checkpoint_files.join(directory, s["file"]), "write") for s in shards]
+        try:  # every consistency check before any file is touched; a failed one leaves no temporary shard behind
+            index = bundle_shards.build_index(shards)
+            index_path = files.check(tensor_bundle.index_filename(prefix_str), "write")
+            legacy_index = files.check(fmt.index_filename(prefix_str), "write")
+            finals = [files.check(checkpoint_files.join(directory, s["file"]), "write") for s in shards]
+        except BaseException:
+            for temp in temps:
+                checkpoint_files.remove_quietly(temp)
+            raise
         # An older checkpoint saved under the same prefix stops existing first: a crash below then leaves
         # no index at all, never an old index naming new shard files.
         checkpoint_files.remove(index_path, missing_ok=True)

@@ -39,7 +39,8 @@ from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.tensor_shape import TensorShape, scalar
 from dtf_notebook.lazy_modules import torch
-from dtf_notebook.ops.state_ops import row_scatter_kernel
+from dtf_notebook.ops import state_ops as _state_ops  # noqa: F401 - registers ScatterAdd & co.
+from dtf_notebook.ops.array import scatter_variables as _scatter_variables  # noqa: F401 - registers Scatter*
 from dtf_notebook.runtime.resources import VariableResource
 
 __all__ = ["VARIABLE_HANDLE_OP"]
@@ -117,8 +118,9 @@ def _checked(op: Any, resource: VariableResource) -> VariableResource:
 
 def _read_kernel(op: Any, ctx: Any):
     def run(resource: VariableResource) -> Any:
-        value = _checked(op, resource).read()
-        return value.clone() if isinstance(value, torch.Tensor) else value.copy()  # a snapshot
+        with _checked(op, resource).lock:  # (never half of an update: TF's reads wait for writers too)
+            value = resource.read()
+            return value.clone() if isinstance(value, torch.Tensor) else value.copy()  # a snapshot
 
     return run
 
@@ -147,15 +149,16 @@ _register("AssignVariableOp", lambda op: [], _assign_kernel)
 def _update_kernel(update: Any):
     def factory(op: Any, ctx: Any):
         def run(resource: VariableResource, value: Any) -> None:
-            current = _checked(op, resource).read()
-            if tuple(value.shape) != tuple(current.shape):
-                raise errors.InvalidArgumentError(
-                    None,
-                    op,
-                    f"Cannot update variable with shape {list(current.shape)} using a Tensor with shape "
-                    f"{list(value.shape)}, shapes must be equal.",
-                )
-            update(current, value)
+            with _checked(op, resource).lock:  # TF always holds the variable's lock for these
+                current = resource.read()
+                if tuple(value.shape) != tuple(current.shape):
+                    raise errors.InvalidArgumentError(
+                        None,
+                        op,
+                        f"Cannot update variable with shape {list(current.shape)} using a Tensor with shape "
+                        f"{list(value.shape)}, shapes must be equal.",
+                    )
+                update(current, value)
 
         return run
 
@@ -214,15 +217,11 @@ def _gather_kernel(op: Any, ctx: Any):
 _register("ResourceGather", _gather_infer, _gather_kernel)
 
 
-def _scatter(op_type: str, combine: Any) -> None:
-    """``op_type`` on the rows of a variable, as its ``Scatter*`` counterpart (no output)."""
-    _register(op_type, lambda op: [], row_scatter_kernel(combine))
+def _register_scatters() -> None:
+    """``ResourceScatter<kind>`` runs ``Scatter<kind>``'s kernel (no output); TF always locks these updates, and
+    the kernel locks when the op has no ``use_locking`` attr."""
+    for kind in ("Update", "Add", "Sub", "Mul", "Div", "Min", "Max"):
+        _register(f"ResourceScatter{kind}", lambda op: [], op_registry.get(f"Scatter{kind}").kernel)
 
 
-_scatter("ResourceScatterUpdate", lambda cur, idx, rows: cur.index_copy_(0, idx, rows))
-_scatter("ResourceScatterAdd", lambda cur, idx, rows: cur.index_add_(0, idx, rows))
-_scatter("ResourceScatterSub", lambda cur, idx, rows: cur.index_add_(0, idx, rows, alpha=-1))
-_scatter("ResourceScatterMul", lambda cur, idx, rows: cur.index_reduce_(0, idx, rows, "prod"))
-_scatter("ResourceScatterDiv", lambda cur, idx, rows: cur.index_reduce_(0, idx, 1 / rows, "prod"))
-_scatter("ResourceScatterMin", lambda cur, idx, rows: cur.index_reduce_(0, idx, rows, "amin"))
-_scatter("ResourceScatterMax", lambda cur, idx, rows: cur.index_reduce_(0, idx, rows, "amax"))
+_register_scatters()

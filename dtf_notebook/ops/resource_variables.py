@@ -64,9 +64,12 @@ class ResourceVariable(Variable):
         return self._snapshot
 
     def initialized_value(self) -> Tensor:
-        """The value once the initializer ran (TF's resource variables read after their initializer)."""
-        with get_default_graph().control_dependencies([self._initializer_op]):
-            return self._read("initialized_value")
+        """The value when the variable is initialized, else its initial value (never assigns, as TF's)."""
+        from dtf_notebook.ops.control_flow.cond import cond
+
+        with get_default_graph().control_dependencies(None), get_default_graph().colocate_with(self._variable.op):
+            initialized = make_op("VarIsInitializedOp", [self._variable], {}, name="IsInitialized").outputs[0]
+            return cond(initialized, self._read, lambda: self._initial_value, name="initialized_value")
 
     def _write(self, op_type: str, value: Any, name: str | None, read_value: bool) -> Any:
         value_t = convert_to_tensor(value, dtype=self.dtype)
@@ -93,25 +96,36 @@ class ResourceVariable(Variable):
         """An ``AssignSubVariableOp`` (see :meth:`assign`)."""
         return self._write("AssignSubVariableOp", delta, name, read_value)
 
-    def _scatter(self, op_type: str, sparse_delta: Any, name: str | None) -> Tensor:
+    def _scatter(self, op_type: str, indices: Any, updates: Any, name: str | None) -> Tensor:
         with get_default_graph().colocate_with(self._variable.op):
-            inputs = [self._variable, convert_to_tensor(sparse_delta.indices)]
-            inputs.append(convert_to_tensor(sparse_delta.values, dtype=self.dtype))
+            inputs = [self._variable, convert_to_tensor(indices), convert_to_tensor(updates, dtype=self.dtype)]
             write = make_op(op_type, inputs, {"dtype": self.dtype}, name=name or op_type)
         with get_default_graph().control_dependencies([write]):
             return self._read()
 
+    def _assign_override(self, value: Any, use_locking: Any, name: str | None) -> Tensor:
+        """``tf.assign(self, value)``: this variable's own write (see ``state_ops.assign``)."""
+        return self.assign(value, name=name)
+
+    def _resource_update(self, op_type: str, args: tuple, name: str | None) -> Tensor:
+        """``tf.assign_add``, ``tf.scatter_*`` & co. on this variable: TF's ``Resource*`` op of ``op_type``."""
+        if op_type in ("AssignAdd", "AssignSub"):
+            return self._write(op_type + "VariableOp", args[0], name, True)
+        if op_type.startswith("Scatter"):
+            return self._scatter("Resource" + op_type, *args, name)
+        raise TypeError(f"{op_type} cannot update the resource variable {self.name}")
+
     def scatter_sub(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
         """A ``ResourceScatterSub`` of ``IndexedSlices``; the value after it."""
-        return self._scatter("ResourceScatterSub", sparse_delta, name)
+        return self._scatter("ResourceScatterSub", sparse_delta.indices, sparse_delta.values, name)
 
     def scatter_add(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
         """A ``ResourceScatterAdd`` of ``IndexedSlices``; the value after it."""
-        return self._scatter("ResourceScatterAdd", sparse_delta, name)
+        return self._scatter("ResourceScatterAdd", sparse_delta.indices, sparse_delta.values, name)
 
     def scatter_update(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
         """A ``ResourceScatterUpdate`` of ``IndexedSlices``; the value after it."""
-        return self._scatter("ResourceScatterUpdate", sparse_delta, name)
+        return self._scatter("ResourceScatterUpdate", sparse_delta.indices, sparse_delta.values, name)
 
     def eval(self, session: Any = None) -> Any:
         """This variable's value in ``session`` (default: the default session)."""

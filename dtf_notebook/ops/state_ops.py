@@ -237,6 +237,8 @@ _assign_update("AssignSub", lambda current, value: current.sub_(value))
 
 
 def _dense_update(op_type: str, ref: Any, value: Any, use_locking: bool | None, name: str | None) -> Tensor:
+    if hasattr(ref, "_resource_update"):  # an imported resource variable writes with its own ops, as TF's
+        return ref._resource_update(op_type, (value,), name)
     ref_t = as_ref(ref, op_type)
     value_t = convert_to_tensor(value, dtype=ref_t.dtype)
     return make_op(op_type, [ref_t, value_t], {"use_locking": bool(use_locking)}, name=name or op_type).outputs[0]
@@ -301,7 +303,8 @@ def row_scatter_kernel(combine: Any) -> Any:
     """
 
     def factory(op: Any, ctx: Any):
-        use_locking = op.get_attr("use_locking") if "use_locking" in op.node_def["attr"] else False  # (Resource*)
+        # ResourceScatter* have no use_locking attr: TF always locks them.
+        use_locking = op.get_attr("use_locking") if "use_locking" in op.node_def["attr"] else True
 
         def run(resource: VariableResource, indices: Any, updates: Any) -> VariableResource:
             with locked(resource, use_locking):
@@ -362,6 +365,8 @@ def build_scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_lockin
         ...     t.op.name, [i.op.name for i in t.op.inputs]
         ('ScatterAdd', ['Variable', 'ScatterAdd/indices', 'ScatterAdd/updates'])
     """
+    if hasattr(ref, "_resource_update"):  # an imported resource variable writes with its own ops, as TF's
+        return ref._resource_update(op_type, (indices, updates), name)
     ref_t = as_ref(ref, op_type)
     with name_scope(name, op_type, [ref_t, indices, updates]) as scope:
         indices_t = convert_to_tensor(indices, name="indices")

@@ -197,10 +197,12 @@ def _place_group(
 ) -> tuple[str, str | None, dict[str, str]]:
     """The device of a colocation group, or an error for all of it; and the members refused on their own.
 
-    A member whose request conflicts with the group's (without soft placement) is refused alone, with an error
-    naming both, and the rest are placed: TF places each step's nodes only, so a step that does not run the
-    conflicting node (a ``VarIsInitializedOp`` that ``replica_device_setter`` sent to the worker, next to its
-    variable on a ps task) runs there too. The variables' requests count first.
+    A member joined only through a reference or resource handle (no ``colocate_with`` of its own) whose request
+    conflicts follows the group, as TF moves an op to the variable it updates or reads (a ``VarIsInitializedOp``
+    that ``replica_device_setter`` sends to the worker, its variable on a ps task). A member whose explicit
+    colocation conflicts (without soft placement) is refused alone, with an error naming both, and the rest are
+    placed: TF places each step's nodes only, so a step that does not run it still runs. The variables' requests
+    count first.
     """
     merged = DeviceSpec()
     origin: dict[str, str] = {}
@@ -213,7 +215,7 @@ def _place_group(
         except ValueError as e:
             return "", f"Cannot assign a device for operation {m.name}: {e}", refused
         if not _compatible(merged, spec):
-            if not soft:
+            if not soft and (m.colocation or not m.ref_sources):
                 refused[m.name] = (
                     f"Cannot colocate nodes {origin.get('first', m.name)} and {m.name}: their requested devices "
                     f"'{merged}' and '{m.requested}' conflict. Colocation group: {', '.join(x.name for x in members)}"

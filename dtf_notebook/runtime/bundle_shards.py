@@ -113,6 +113,8 @@ def _checked_entry(entry: Any, shard: int) -> dict[str, Any]:
         raise errors.InvalidArgumentError(None, None, f"Shard {shard} reports a malformed tensor entry: {entry!r}")
     if entry["offset"] < 0 or entry["size"] < 0 or any(type(d) is not int or d < 0 for d in entry["shape"]):
         raise errors.InvalidArgumentError(None, None, f"Shard {shard} reports a malformed tensor entry: {entry!r}")
+    if not entry["name"]:  # (the index's header has the empty key)
+        raise errors.InvalidArgumentError(None, None, "A saved tensor needs a name; one was saved under ''")
     try:
         dtypes.as_dtype(entry["dtype"])
         parse_slice_spec(entry["slice"])

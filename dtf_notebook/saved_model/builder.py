@@ -68,6 +68,7 @@ class SavedModelBuilder:
         self._export_dir = export_dir
         self._saved_model = SavedModel(saved_model_schema_version=constants.SAVED_MODEL_SCHEMA_VERSION)
         self._has_saved_variables = False
+        self._assets: dict[str, str] = {}  # name in assets/ -> the file copied there
 
     # ---- one tag set -----------------------------------------------------------------------------------
     def _meta_graph(
@@ -94,8 +95,9 @@ class SavedModelBuilder:
         init = main_op if main_op is not None else legacy_init_op
         if init is not None:
             key = constants.MAIN_OP_KEY if main_op is not None else constants.LEGACY_INIT_OP_KEY
-            if graph.get_collection(key):
-                raise ValueError(f"Graph already contains one or more main ops under the collection {key}.")
+            for existing in (constants.MAIN_OP_KEY, constants.LEGACY_INIT_OP_KEY):
+                if graph.get_collection(existing):
+                    raise ValueError(f"Graph already contains one or more main ops under the collection {existing}.")
             graph.add_to_collection(key, init if hasattr(init, "node_def") else init.op)
         if train_op is not None:
             graph.add_to_collection(constants.TRAIN_OP_KEY, train_op)
@@ -116,12 +118,26 @@ class SavedModelBuilder:
         for tensor in assets_collection:
             source = tensor.op.get_attr("value").item()
             source = source.decode() if isinstance(source, bytes) else str(source)
-            name = posixpath.basename(source)
+            name = self._asset_name(source)
             destination = _join(directory, name)
             if not file_io.exists(destination):
                 file_io.copy(source, destination, overwrite=False)
             asset = meta.asset_file_def.add(filename=name)
             asset.tensor_info.CopyFrom(build_tensor_info(tensor))
+
+    def _asset_name(self, source: str) -> str:
+        """The name of ``source`` in ``assets/``: its own, or with ``_1``, ``_2``, ... when a file of other bytes took
+        that name already (TF's rule); the same file added twice keeps one copy."""
+        base = posixpath.basename(source)
+        name, suffix = base, 0
+        while name in self._assets:
+            known = self._assets[name]
+            if known == source or file_io.read_file_to_string(known, True) == file_io.read_file_to_string(source, True):
+                return name
+            suffix += 1
+            name = f"{base}_{suffix}"
+        self._assets[name] = source
+        return name
 
     def add_meta_graph_and_variables(
         self,

@@ -157,7 +157,8 @@ def op_list_to_dict(op_list: Any) -> dict[str, Any]:
             names.setdefault(name, []).append(var)
         else:
             ref = convert_to_tensor(var, as_ref=True) if isinstance(var, Variable | Tensor) else var
-            if not _is_variable_ref(ref):
+            # A resource variable's handle saves through its Variable object only (which reads and assigns it).
+            if not _is_variable_ref(ref) or (ref.op.type == "VarHandleOp" and not isinstance(var, Variable)):
                 raise TypeError(f"Variable to save is not a Variable: {var!r}")
             name = ref.op.name
             if name in names:

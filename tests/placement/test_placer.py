@@ -61,18 +61,20 @@ def test_conflicting_colocation_is_an_error_naming_both():
     assert "Cannot colocate nodes" in errors["w"] and "v" in errors["w"]
 
 
-def test_a_member_whose_request_conflicts_is_refused_alone_and_the_variable_s_request_wins():
+def test_an_op_reading_a_variable_follows_it_and_an_explicit_conflict_is_refused_alone():
     # TF 2's replica_device_setter sends a resource variable's VarIsInitializedOp to the worker while the handle it
-    # reads, and everything else that takes the handle, is on the ps task: only a step running it fails (TF places
-    # each step's nodes only).
+    # reads is on the ps task: TF moves it to the variable, as it does any op that reads or updates one. A conflict
+    # of an explicit colocate_with is refused for that node only (TF places each step's nodes only).
     nodes = [
         PlacementNode("check", "VarIsInitializedOp", "/job:worker", ref_sources=("w",)),
         PlacementNode("read", "ReadVariableOp", "", ref_sources=("w",)),
+        PlacementNode("pinned", "Identity", "/job:worker", colocation=("w",)),
         PlacementNode("w", "VarHandleOp", "/job:ps/task:1", holds_state=True),
     ]
     placement, errors = place(nodes, CLUSTER, default_job="worker")
-    assert placement == {"w": "/job:ps/replica:0/task:1/device:CPU:0", "read": "/job:ps/replica:0/task:1/device:CPU:0"}
-    assert set(errors) == {"check"} and "Cannot colocate nodes w and check" in errors["check"]
+    ps1 = "/job:ps/replica:0/task:1/device:CPU:0"
+    assert placement == {"w": ps1, "read": ps1, "check": ps1}
+    assert set(errors) == {"pinned"} and "Cannot colocate nodes w and pinned" in errors["pinned"]
 
 
 def test_missing_device_error_and_soft_placement():

@@ -157,3 +157,29 @@ def test_a_cluster_s_variables_are_saved_by_their_ps_tasks_and_tf_serves_them(re
     ]
     with real.Graph().as_default(), real.Session() as sess:  # simple_save clears devices: TF serves it locally
         np.testing.assert_allclose(_serve(real, sess, export_dir), ours, rtol=1e-6)
+
+
+def test_assets_of_one_name_and_different_bytes_keep_both(tmp_path):
+    """Two vocabulary files both called ``vocab.txt`` (TF's rule: the second becomes ``vocab.txt_1``)."""
+    for folder, text in (("a", "cat\n"), ("b", "dog\nemu\n")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "vocab.txt").write_text(text)
+    export_dir = str(tmp_path / "model")
+    with tf.Graph().as_default():
+        words = tf.placeholder(tf.string, [None], name="words")
+        paths = [tf.constant(str(tmp_path / f / "vocab.txt"), name=f"path_{f}") for f in ("a", "b")]
+        for p in paths:
+            tf.add_to_collection(tf.GraphKeys.ASSET_FILEPATHS, p)
+        tables = [tf.contrib.lookup.index_table_from_file(p, default_value=-1) for p in paths]
+        out = {f: tf.identity(t.lookup(words), name=f"ids_{f}") for f, t in zip("ab", tables)}
+        with tf.Session() as sess:
+            tf.saved_model.simple_save(sess, export_dir, {"words": words}, out, legacy_init_op=tf.tables_initializer())
+    assert sorted(os.listdir(export_dir + "/assets")) == ["vocab.txt", "vocab.txt_1"]
+    (tmp_path / "a" / "vocab.txt").unlink()
+    (tmp_path / "b" / "vocab.txt").unlink()
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], export_dir)
+        signature = meta.signature_def["serving_default"]
+        fetch = {k: v.name for k, v in signature.outputs.items()}
+        got = sess.run(fetch, {signature.inputs["words"].name: [b"cat", b"emu"]})
+    assert got["a"].tolist() == [0, -1] and got["b"].tolist() == [-1, 1]

@@ -178,3 +178,29 @@ def test_row_updates_shape_and_initialized_answer_as_tf(real):
     assert theirs["before"] == ours["before"] == False  # noqa: E712 - numpy booleans
     for key in names:
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-6, err_msg=key)
+
+
+def test_tf1_functions_on_an_imported_resource_variable_use_its_own_ops(real, tmp_path):
+    """``tf.assign``, ``tf.assign_add``, ``tf.scatter_*`` and ``initialized_value`` on a ``ResourceVariable`` write
+    through ``Resource*`` ops, and ``initialized_value`` never assigns (it reads, or gives the initial value)."""
+    graph = real.Graph()
+    with graph.as_default():
+        real.get_variable("v", initializer=np.array([1.0, 2.0], np.float32))
+        real.train.export_meta_graph(str(tmp_path / "v.meta"))
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(str(tmp_path / "v.meta"))
+        (v,) = tf.global_variables()
+        initialized = v.initialized_value()
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(initialized), [1.0, 2.0])  # not initialized: the initial value
+            sess.run(v.initializer)
+            v.load(np.array([7.0, 8.0], np.float32), sess)
+            np.testing.assert_array_equal(sess.run(initialized), [7.0, 8.0])
+            np.testing.assert_array_equal(sess.run(v), [7.0, 8.0])  # still: reading it assigned nothing
+            np.testing.assert_array_equal(sess.run(tf.assign(v, [3.0, 4.0])), [3.0, 4.0])
+            np.testing.assert_array_equal(sess.run(tf.assign_add(v, [1.0, 1.0])), [4.0, 5.0])
+            np.testing.assert_array_equal(sess.run(tf.scatter_div(v, [0, 0], [2.0, 2.0])), [1.0, 5.0])
+            np.testing.assert_array_equal(sess.run(tf.scatter_mul(v, [1], [3.0])), [1.0, 15.0])
+        writes = {op.type for op in tf.get_default_graph().get_operations()}
+    assert {"AssignVariableOp", "AssignAddVariableOp", "ResourceScatterDiv", "ResourceScatterMul"} <= writes
+    assert not writes & {"Assign", "AssignAdd", "ScatterDiv", "ScatterMul"}

@@ -23,8 +23,9 @@ def _model(lib, device=None):
     rng = np.random.default_rng(1)
     x = lib.placeholder(lib.float32, [None, 4], name="x")
     with lib.device(device):
-        w1 = lib.get_variable("w1", initializer=rng.normal(size=(4, 8)).astype(np.float32))
-        w2 = lib.get_variable("w2", initializer=rng.normal(size=(8, 3)).astype(np.float32))
+        # (resource variables in TF, whatever its default; reference variables here, as always)
+        w1 = lib.get_variable("w1", initializer=rng.normal(size=(4, 8)).astype(np.float32), use_resource=True)
+        w2 = lib.get_variable("w2", initializer=rng.normal(size=(8, 3)).astype(np.float32), use_resource=True)
     probabilities = lib.nn.softmax(lib.matmul(lib.nn.relu(lib.matmul(x, w1)), w2), name="probabilities")
     return x, probabilities
 

@@ -33,7 +33,8 @@ _OPTIMIZERS = {
 
 @pytest.fixture(scope="module")
 def real():
-    return pytest.importorskip("tensorflow").compat.v1  # (graphs built in a Graph: resource variables, TF 2's default)
+    # (use_resource=True everywhere: another test may have switched TF's default back to reference variables)
+    return pytest.importorskip("tensorflow").compat.v1
 
 
 def _tf_graph(real, optimizer: str, setter=None):
@@ -43,9 +44,9 @@ def _tf_graph(real, optimizer: str, setter=None):
         x = real.placeholder(real.float32, [None, 4], name="x")
         y = real.placeholder(real.int64, [None], name="y")
         ids = real.placeholder(real.int64, [None], name="ids")
-        w = real.get_variable("w", initializer=_W)
-        b = real.get_variable("b", [3], initializer=real.zeros_initializer())
-        emb = real.get_variable("emb", initializer=_EMB)
+        w = real.get_variable("w", initializer=_W, use_resource=True)
+        b = real.get_variable("b", [3], initializer=real.zeros_initializer(), use_resource=True)
+        emb = real.get_variable("emb", initializer=_EMB, use_resource=True)
         logits = real.matmul(x + real.nn.embedding_lookup(emb, ids), w) + b
         loss = real.reduce_mean(real.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
         step = real.train.get_or_create_global_step()
@@ -145,7 +146,7 @@ def test_row_updates_shape_and_initialized_answer_as_tf(real):
     """TF's raw resource ops, duplicate indices included, give TF's values here."""
     graph = real.Graph()
     with graph.as_default():
-        v = real.get_variable("v", initializer=np.arange(1.0, 13.0, dtype=np.float32).reshape(4, 3))
+        v = real.get_variable("v", initializer=np.arange(1.0, 13.0, dtype=np.float32).reshape(4, 3), use_resource=True)
         idx = real.constant([2, 0, 2])
         rows = real.constant(np.array([[2.0, 3.0, 4.0], [5.0, 6.0, 7.0], [0.5, 2.0, 8.0]], np.float32))
         outs = {"shape": real.raw_ops.VariableShape(input=v.handle, out_type=real.int64, name="shape")}
@@ -185,7 +186,7 @@ def test_tf1_functions_on_an_imported_resource_variable_use_its_own_ops(real, tm
     through ``Resource*`` ops, and ``initialized_value`` never assigns (it reads, or gives the initial value)."""
     graph = real.Graph()
     with graph.as_default():
-        real.get_variable("v", initializer=np.array([1.0, 2.0], np.float32))
+        real.get_variable("v", initializer=np.array([1.0, 2.0], np.float32), use_resource=True)
         real.train.export_meta_graph(str(tmp_path / "v.meta"))
     with tf.Graph().as_default():
         tf.train.import_meta_graph(str(tmp_path / "v.meta"))

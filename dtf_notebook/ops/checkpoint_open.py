@@ -59,19 +59,12 @@ class TFBundleCheckpoint:
         self._bundle = tensor_bundle.TensorBundleReader(prefix, self._read_file, self._read_range)
         self.index_path = self._bundle.index_path
 
+    # (checkpoint_files turns a missing file into a NotFoundError naming it)
     def _read_file(self, path: str) -> bytes:
-        path = self._files.check(path, "read")
-        try:
-            return checkpoint_files.read_bytes(path)
-        except FileNotFoundError:
-            raise errors.NotFoundError(None, None, f"{path}; No such file or directory (TF checkpoint)") from None
+        return checkpoint_files.read_bytes(self._files.check(path, "read"))
 
-    def _read_range(self, path: str, start: int, size: int) -> bytes:
-        path = self._files.check(path, "read")
-        try:
-            return checkpoint_files.read_range(path, start, size)
-        except FileNotFoundError:
-            raise errors.NotFoundError(None, None, f"{path}; No such file or directory (TF checkpoint)") from None
+    def _read_range(self, path: str, start: int, size: int) -> Any:
+        return checkpoint_files.read_range(self._files.check(path, "read"), start, size)
 
     def names(self) -> list[str]:
         """Saved tensor names, sorted."""

@@ -55,14 +55,15 @@ def expected_shard_files(prefix: str, shard: int, num_shards: int) -> tuple[str,
     return final, re.compile(re.escape(final) + _TEMP_SUFFIX)
 
 
-def _extents(spec: str) -> tuple[list[int], list[int]] | None:
-    """A slice spec's starts and lengths as TF keys them: a ``-`` axis (the whole axis) has length -1."""
+def _extents(spec: str) -> tuple[list[int], list[int], list[int]] | None:
+    """A slice spec's full shape, and its starts and lengths as TF keys them: a ``-`` axis (the whole axis) has
+    length -1."""
     parsed = parse_slice_spec(spec)
     if parsed is None:
         return None
-    starts, lengths = parsed[1], parsed[2]
+    full, starts, lengths = parsed
     whole = spec.rsplit(" ", 1)[-1].split(":")
-    return starts, [-1 if w == "-" else n for w, n in zip(whole, lengths)]
+    return full, starts, [-1 if w == "-" else n for w, n in zip(whole, lengths)]
 
 
 def _host_array(value: Any) -> np.ndarray:
@@ -160,7 +161,7 @@ def build_index(shards: Sequence[Mapping[str, Any]]) -> bytes:
                 if key in table:
                     raise errors.InvalidArgumentError(None, None, f"Tensor {name} is saved more than once")
             else:
-                full = parse_slice_spec(spec)[0]
+                full, starts, lengths = extents
                 known = sliced.get(name)
                 if known is None and name.encode("utf-8") in table:
                     raise errors.InvalidArgumentError(None, None, f"Tensor {name} is saved more than once")
@@ -175,11 +176,11 @@ def build_index(shards: Sequence[Mapping[str, Any]]) -> bytes:
                     table[name.encode("utf-8")] = _entry_proto(entry["dtype"], full)
                 # TF's full-tensor entry lists each slice; an axis taken whole has an extent with no fields.
                 extent_list = table[name.encode("utf-8")].slices.add().extent
-                for start, length in zip(*extents):
+                for start, length in zip(starts, lengths):
                     extent = extent_list.add()
                     if length != -1:
                         extent.start, extent.length = start, length
-                key = slice_key(name, *extents)
+                key = slice_key(name, starts, lengths)
                 if key in table:
                     raise errors.InvalidArgumentError(None, None, f"Tensor {name} is saved more than once")
             proto = _entry_proto(entry["dtype"], entry["shape"])

@@ -342,7 +342,7 @@ def _parse_example(rw: _Rewriter, op: Operation, ins: list[_Value]) -> Operation
     _only_first_batched(op, ins)
     if _rank(op.inputs[0]) != 0:
         raise _NotVectorizableError(f"{op.name}: a batch of records per element")
-    if op.get_attr("sparse_keys") or op.get_attr("sf_value_keys"):
+    if op.get_attr("num_sparse"):
         raise _NotVectorizableError(f"{op.name}: sparse features")
     for shape in op.get_attr("dense_shapes"):
         if shape is None or any(d is None or d < 0 for d in shape):

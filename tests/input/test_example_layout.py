@@ -26,10 +26,10 @@ def _record(**features) -> bytes:
 
 
 def _both(records, dense, monkeypatch):
-    fast = parse_examples(records, None, False, dense, [], [])[0]
+    fast = parse_examples(records, None, False, dense, [])[0]
     with monkeypatch.context() as m:
         m.setattr(example_parser, "_uniform_dense", lambda *a: None)
-        slow = parse_examples(records, None, False, dense, [], [])[0]
+        slow = parse_examples(records, None, False, dense, [])[0]
     for a, b in zip(fast, slow):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, b)
@@ -85,7 +85,7 @@ def test_a_missing_feature_gives_tfs_error_from_the_slow_path():
 
     records = [_record(x=[1.0]), _record(x=[2.0])]
     with pytest.raises(errors.InvalidArgumentError, match="y"):
-        parse_examples(records, None, False, [Dense("y", dtypes.int64, (), None)], [], [])
+        parse_examples(records, None, False, [Dense("y", dtypes.int64, (), None)], [])
 
 
 @pytest.mark.tf_oracle
@@ -134,7 +134,7 @@ def test_one_record_and_repeated_entry_fields_take_protobufs_path():
     entry = b"\x0a" + framed(b"x") + b"\x12" + framed(first) + b"\x12" + framed(second)  # two `value` fields
     record = b"\x0a" + framed(b"\x0a" + framed(entry))
     assert parse_uniform([record, record], [("x", "float", 1)]) is None
-    (merged,), _, _ = parse_examples([record, record], None, False, [Dense("x", dtypes.float32, (2,), None)], [], [])
+    (merged,), _ = parse_examples([record, record], None, False, [Dense("x", dtypes.float32, (2,), None)], [])
     assert merged.tolist() == [[1.0, 2.0], [1.0, 2.0]]  # protobuf merges the two lists, as TF's parser
 
 

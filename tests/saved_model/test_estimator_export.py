@@ -57,8 +57,8 @@ def test_tf_serves_an_exported_estimator_as_it_predicts(real, tmp_path):
     np.testing.assert_allclose(served_here["probabilities"], served["probabilities"], rtol=1e-6)
 
 
-def test_a_parsing_receiver_serves_serialized_examples(tmp_path):
-    """Loaded here (TF cannot import this package's ``ParseExampleV2`` nodes: their keys are attrs, TF's inputs)."""
+def test_a_parsing_receiver_serves_serialized_examples(real, tmp_path):
+    """TF and this package serve the export from serialized ``tf.train.Example``s (its ``ParseExampleV2`` is TF's)."""
     estimator = tf.estimator.Estimator(_model_fn, model_dir=str(tmp_path / "model"))
     estimator.train(_input_fn, steps=3)
     predicted = list(estimator.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": _X}).batch(6)))
@@ -74,6 +74,8 @@ def test_a_parsing_receiver_serves_serialized_examples(tmp_path):
     ]
     served = _serve(tf, export_dir, "examples", examples)
     np.testing.assert_allclose(served["probabilities"], [p["probabilities"] for p in predicted], rtol=1e-6)
+    served_by_tf = _serve(real, export_dir, "examples", examples)
+    np.testing.assert_allclose(served_by_tf["probabilities"], served["probabilities"], rtol=1e-6)
 
 
 def test_export_needs_a_checkpoint_and_a_receiver(tmp_path):

@@ -10,7 +10,7 @@ Example:
     >>> from dtf_notebook.protos.example_pb import Example, Feature, Features, FloatList
     >>> data = Example(features=Features(feature={"x": Feature(float_list=FloatList(value=[1, 2]))}))
     >>> dense = [Dense("x", dtypes.float32, (2,), None)]
-    >>> parse_examples([data.SerializeToString()], None, False, dense, [], [])[0][0].tolist()
+    >>> parse_examples([data.SerializeToString()], None, False, dense, [])[0][0].tolist()
     [[1.0, 2.0]]
 """
 
@@ -31,7 +31,7 @@ from dtf_notebook.ops.io.example_layout import parse_uniform
 from dtf_notebook.protos.example_pb import Example, SequenceExample
 from dtf_notebook.runtime.queues import format_shape
 
-__all__ = ["Dense", "Sparse", "SparseFeatureSpec", "parse_examples", "parse_sequence_example"]
+__all__ = ["Dense", "Sparse", "parse_examples", "parse_sequence_example"]
 
 _KIND = {dtypes.float32: "float_list", dtypes.int64: "int64_list", dtypes.string: "bytes_list"}
 _NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
@@ -66,17 +66,6 @@ class Sparse:
 
     key: str
     dtype: dtypes.DType
-
-
-@dataclass(frozen=True)
-class SparseFeatureSpec:
-    """A ``SparseFeature`` output: values from ``value_key`` at the positions given by ``index_keys``."""
-
-    value_key: str
-    index_keys: tuple[str, ...]
-    dtype: dtypes.DType
-    sizes: tuple[int, ...]
-    already_sorted: bool
 
 
 def _escape(data: bytes) -> str:
@@ -262,32 +251,6 @@ def _sparse(parts: list[np.ndarray | None], dtype: dtypes.DType, single: bool) -
     return np.stack([rows, cols], axis=1), values, np.array([len(parts), width], dtype=np.int64)
 
 
-def _sparse_feature(spec: SparseFeatureSpec, features: list[Any], wheres: list[_Where], single: bool) -> tuple:
-    rows: list[np.ndarray] = []
-    values: list[np.ndarray] = []
-    for b, (fmap, where) in enumerate(zip(features, wheres)):
-        vals = _get(fmap, spec.value_key, spec.dtype, where, False)
-        vals = np.zeros(0, dtype=_NUMPY[spec.dtype]) if vals is None else vals
-        ids = [_get(fmap, k, dtypes.int64, where, False) for k in spec.index_keys]
-        ids = [np.zeros(0, np.int64) if i is None else i for i in ids]
-        for i in ids:
-            if i.size != vals.size:
-                raise errors.InvalidArgumentError(
-                    None, None, f"Number of elements in indices ({i.size}) and values ({vals.size}) do not match"
-                )
-        columns = ([] if single else [np.full(vals.size, b, dtype=np.int64)]) + ids
-        rows.append(np.stack(columns, axis=1) if columns else np.zeros((vals.size, 0), np.int64))
-        values.append(vals)
-    width = len(spec.index_keys) + (0 if single else 1)
-    indices = np.concatenate(rows) if rows else np.zeros((0, width), np.int64)
-    flat = np.concatenate(values) if values else np.zeros(0, dtype=_NUMPY[spec.dtype])
-    if not spec.already_sorted and len(indices):
-        order = np.lexsort(indices.T[::-1])
-        indices, flat = indices[order], flat[order]
-    shape = np.array(([] if single else [len(features)]) + list(spec.sizes), dtype=np.int64)
-    return indices.reshape(-1, width), flat, shape
-
-
 def _get(fmap: Any, key: str, dtype: dtypes.DType, where: _Where, dense: bool) -> np.ndarray | None:
     if key not in fmap:
         return None
@@ -328,18 +291,17 @@ def parse_examples(
     single: bool,
     dense: Sequence[Dense],
     sparse: Sequence[Sparse],
-    sparse_features: Sequence[SparseFeatureSpec],
-) -> tuple[list[np.ndarray], list[tuple[np.ndarray, ...]], list[tuple[np.ndarray, ...]]]:
+) -> tuple[list[np.ndarray], list[tuple[np.ndarray, ...]]]:
     """Parses serialized ``Example`` protos.
 
     Args:
         serialized: The protos (one when ``single``).
         names: Their names, for messages (None: unknown).
         single: One example: outputs have no batch dimension.
-        dense, sparse, sparse_features: The outputs wanted.
+        dense, sparse: The outputs wanted.
 
     Returns:
-        ``(dense values, sparse (indices, values, shape) triples, sparse-feature triples)``.
+        ``(dense values, sparse (indices, values, shape) triples)``.
 
     Raises:
         InvalidArgumentError: a proto does not parse, a required feature is missing, a feature has the wrong
@@ -348,15 +310,15 @@ def parse_examples(
     Example:
         >>> from dtf_notebook.protos.example_pb import Example, Feature, Features, Int64List
         >>> data = Example(features=Features(feature={"ids": Feature(int64_list=Int64List(value=[4, 5]))}))
-        >>> _, [(indices, values, shape)], _ = parse_examples([data.SerializeToString()], None, False, [],
-        ...                                                   [Sparse("ids", dtypes.int64)], [])
+        >>> _, [(indices, values, shape)] = parse_examples([data.SerializeToString()], None, False, [],
+        ...                                                [Sparse("ids", dtypes.int64)])
         >>> indices.tolist(), values.tolist(), shape.tolist()
         ([[0, 0], [0, 1]], [4, 5], [1, 2])
     """
-    if len(serialized) > 1 and dense and not sparse and not sparse_features:  # (one record: protobuf is as fast)
+    if len(serialized) > 1 and dense and not sparse:  # (one record: protobuf is as fast)
         fast = _uniform_dense(serialized, dense, single)
         if fast is not None:
-            return fast, [], []
+            return fast, []
     wheres = _Wheres(names, len(serialized), single)
     try:
         features = [Example.FromString(data).features.feature for data in serialized]
@@ -378,8 +340,7 @@ def parse_examples(
     sparse_out = [
         _sparse([_get(f, s.key, s.dtype, w, False) for f, w in zip(features, wheres)], s.dtype, single) for s in sparse
     ]
-    features_out = [_sparse_feature(s, features, wheres, single) for s in sparse_features]
-    return dense_out, sparse_out, features_out
+    return dense_out, sparse_out
 
 
 def parse_sequence_example(

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from dtf_notebook import errors
 from dtf_notebook.framework import dtypes, op_registry
 from dtf_notebook.framework.convert import convert_to_tensor
 from dtf_notebook.framework.graph import control_dependencies, name_scope
@@ -38,10 +39,17 @@ from dtf_notebook.ops import array_ops
 from dtf_notebook.ops.assert_op import Assert
 from dtf_notebook.ops.constant_op import constant
 from dtf_notebook.ops.identity_ops import identity
-from dtf_notebook.ops.io.example_parser import Dense, Sparse, SparseFeatureSpec, parse_examples, parse_sequence_example
-from dtf_notebook.ops.io.parsing_config import FixedLenFeature, FixedLenSequenceFeature, ParseSpec, VarLenFeature
+from dtf_notebook.ops.io.example_parser import Dense, Sparse, parse_examples, parse_sequence_example
+from dtf_notebook.ops.io.parsing_config import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    ParseSpec,
+    SparseFeature,
+    VarLenFeature,
+)
 from dtf_notebook.ops.math_ops import equal
 from dtf_notebook.ops.op_helpers import make_op
+from dtf_notebook.ops.sparse.reductions import sparse_merge
 
 __all__ = ["parse_example", "parse_single_example", "parse_single_sequence_example"]
 
@@ -62,16 +70,10 @@ def _byte_list(value: Any) -> list[bytes]:
     return [bytes(b) for b in np.asarray(value, dtype=object).reshape(-1)]
 
 
-def _dense_attrs(op: Operation, prefix: str = "") -> list[tuple[Any, ...]]:
-    """``(key, dtype, shape, may be missing)`` of each dense output (read once, when the kernel is built)."""
-    keys, types, shapes = (op.get_attr(prefix + a) for a in ("dense_keys", "Tdense", "dense_shapes"))
-    missing = op.get_attr(prefix + "dense_missing") if prefix else [False] * len(keys)
-    return [(k, t, tuple(s), bool(m)) for k, t, s, m in zip(keys, types, shapes, missing)]
-
-
-def _dense_specs(op: Operation, defaults: list[Any], prefix: str = "", attrs: list | None = None) -> list[Dense]:
+def _dense_specs(attrs: list[tuple[Any, ...]], defaults: list[Any]) -> list[Dense]:
+    """The dense outputs ``(key, dtype, shape, may be missing)`` with their fed defaults."""
     specs = []
-    for (key, dtype, shape, may_miss), default in zip(attrs or _dense_attrs(op, prefix), defaults):
+    for (key, dtype, shape, may_miss), default in zip(attrs, defaults):
         array = None if default is None else _numpy(default)
         if array is not None and array.size == 0 and not (shape and shape[0] is None):
             array = None  # an empty default: the feature is required
@@ -81,64 +83,109 @@ def _dense_specs(op: Operation, defaults: list[Any], prefix: str = "", attrs: li
     return specs
 
 
-def _sparse_specs(op: Operation, prefix: str = "") -> list[Sparse]:
-    return [Sparse(k, t) for k, t in zip(op.get_attr(prefix + "sparse_keys"), op.get_attr(prefix + "sparse_types"))]
-
-
-# ---- ParseExampleV2 ---------------------------------------------------------------------------------
-def _feature_specs(op: Operation) -> list[SparseFeatureSpec]:
-    counts, index_keys, sizes = (op.get_attr(a) for a in ("sf_index_counts", "sf_index_keys", "sf_sizes"))
-    specs, at = [], 0
-    for value_key, dtype, n, already_sorted in zip(
-        op.get_attr("sf_value_keys"), op.get_attr("sf_types"), counts, op.get_attr("sf_already_sorted")
-    ):
-        specs.append(
-            SparseFeatureSpec(
-                value_key, tuple(index_keys[at : at + n]), dtype, tuple(sizes[at : at + n]), already_sorted
-            )
-        )
-        at += n
-    return specs
-
-
-def _parse_example_infer(op: Operation) -> list:
-    serialized = op.inputs[0]
+# ---- ParseExampleV2 and TF 1.x's ParseExample ------------------------------------------------------
+def _example_outputs(serialized: Tensor, sparse_types: list, dense_types: list, dense_shapes: list) -> list:
+    """The outputs of a batch parse: sparse indices, values and shapes, then the dense values."""
     rank = serialized.shape.ndims
     if rank not in (None, 0, 1):
-        raise ValueError(f"Input serialized of {op.name} must be a scalar or a vector, got shape {serialized.shape}")
+        raise ValueError(f"Input serialized must be a scalar or a vector, got shape {serialized.shape}")
     batch = None if rank is None else ([] if rank == 0 else [serialized.shape[0].value])
     extra = 0 if rank == 0 else 1
 
     def with_batch(shape: Any) -> TensorShape:
         return unknown_shape() if batch is None else TensorShape(batch).concatenate(TensorShape(shape))
 
-    sparse = list(zip(op.get_attr("sparse_keys"), op.get_attr("sparse_types")))
-    outputs = [(dtypes.int64, TensorShape([None, 1 + extra])) for _ in sparse]
-    outputs += [(t, TensorShape([None])) for _, t in sparse]
-    outputs += [(dtypes.int64, TensorShape([1 + extra])) for _ in sparse]
-    outputs += [(t, with_batch(s)) for t, s in zip(op.get_attr("Tdense"), op.get_attr("dense_shapes"))]
-    features = _feature_specs(op)
-    outputs += [(dtypes.int64, TensorShape([None, len(f.index_keys) + extra])) for f in features]
-    outputs += [(f.dtype, TensorShape([None])) for f in features]
-    outputs += [(dtypes.int64, TensorShape([len(f.index_keys) + extra])) for f in features]
+    outputs = [(dtypes.int64, TensorShape([None, 1 + extra])) for _ in sparse_types]
+    outputs += [(t, TensorShape([None])) for t in sparse_types]
+    outputs += [(dtypes.int64, TensorShape([1 + extra])) for _ in sparse_types]
+    outputs += [(t, with_batch(s)) for t, s in zip(dense_types, dense_shapes)]
     return outputs
 
 
-def _parse_example_kernel(op: Operation, ctx: Any) -> Any:
-    sparse, features, attrs = _sparse_specs(op), _feature_specs(op), _dense_attrs(op)
+def _parse_example_infer(op: Operation) -> list:
+    if op.get_attr("ragged_value_types"):
+        raise ValueError(f"{op.name}: RaggedFeature outputs (ragged_keys) are not supported by this package")
+    return _example_outputs(
+        op.inputs[0], op.get_attr("sparse_types"), op.get_attr("Tdense"), op.get_attr("dense_shapes")
+    )
 
-    def run(serialized: Any, names: Any, *defaults: Any) -> tuple:
-        single = np.ndim(serialized) == 0
-        name_list = _byte_list(names) or None
-        dense = _dense_specs(op, list(defaults), attrs=attrs)
-        dense_out, sparse_out, feature_out = parse_examples(
-            _byte_list(serialized), name_list, single, dense, sparse, features
-        )
-        outs = [_out(t[0]) for t in sparse_out] + [_out(t[1]) for t in sparse_out] + [_out(t[2]) for t in sparse_out]
-        outs += [_out(d) for d in dense_out]
-        outs += [_out(t[0]) for t in feature_out] + [_out(t[1]) for t in feature_out]
-        outs += [_out(t[2]) for t in feature_out]
-        return outs[0] if len(outs) == 1 else tuple(outs)
+
+def _parse_example_v1_infer(op: Operation) -> list:
+    return _example_outputs(
+        op.inputs[0], op.get_attr("sparse_types"), op.get_attr("Tdense"), op.get_attr("dense_shapes")
+    )
+
+
+def _keys(value: Any) -> tuple[str, ...]:
+    return tuple(b.decode("utf-8") for b in _byte_list(value))
+
+
+class _ExampleSpecs:
+    """The kernel's view of one parse op: its sparse and dense outputs, rebuilt only when the keys fed to it change
+    (they are constants in every graph TF or this package builds, so once)."""
+
+    def __init__(self, op: Operation) -> None:
+        self._op = op
+        self._sparse_types = op.get_attr("sparse_types")
+        dense_types, shapes = op.get_attr("Tdense"), op.get_attr("dense_shapes")
+        self._dense = [(t, tuple(s)) for t, s in zip(dense_types, shapes)]
+        self._last: tuple[Any, ...] | None = None
+
+    def get(self, sparse_keys: tuple[str, ...], dense_keys: tuple[str, ...]) -> tuple[list[Sparse], list]:
+        if self._last is not None and self._last[0] == (sparse_keys, dense_keys):
+            return self._last[1], self._last[2]
+        if len(sparse_keys) != len(self._sparse_types):
+            raise errors.InvalidArgumentError(
+                None,
+                self._op,
+                f"{self._op.name}: {len(sparse_keys)} sparse keys for {len(self._sparse_types)} sparse types",
+            )
+        if len(dense_keys) != len(self._dense):
+            raise errors.InvalidArgumentError(
+                None, self._op, f"{self._op.name}: {len(dense_keys)} dense keys for {len(self._dense)} dense types"
+            )
+        sparse = [Sparse(k, t) for k, t in zip(sparse_keys, self._sparse_types)]
+        dense = [(k, t, s, False) for k, (t, s) in zip(dense_keys, self._dense)]
+        self._last = ((sparse_keys, dense_keys), sparse, dense)
+        return sparse, dense
+
+
+def _run_parse(
+    specs: _ExampleSpecs,
+    op: Operation,
+    serialized: Any,
+    names: Any,
+    sparse_keys: tuple,
+    dense_keys: tuple,
+    defaults: list,
+) -> Any:
+    sparse, attrs = specs.get(sparse_keys, dense_keys)
+    single = np.ndim(serialized) == 0
+    dense = _dense_specs(attrs, defaults)
+    dense_out, sparse_out = parse_examples(_byte_list(serialized), _byte_list(names) or None, single, dense, sparse)
+    outs = [_out(t[i]) for i in range(3) for t in sparse_out] + [_out(d) for d in dense_out]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _parse_example_kernel(op: Operation, ctx: Any) -> Any:
+    specs = _ExampleSpecs(op)
+
+    def run(serialized: Any, names: Any, sparse_keys: Any, dense_keys: Any, ragged_keys: Any, *defaults: Any) -> Any:
+        if _byte_list(ragged_keys):
+            raise errors.InvalidArgumentError(None, op, f"{op.name}: RaggedFeature keys are not supported here")
+        return _run_parse(specs, op, serialized, names, _keys(sparse_keys), _keys(dense_keys), list(defaults))
+
+    return run
+
+
+def _parse_example_v1_kernel(op: Operation, ctx: Any) -> Any:
+    specs = _ExampleSpecs(op)
+    n_sparse, n_dense = op.get_attr("Nsparse"), op.get_attr("Ndense")
+
+    def run(serialized: Any, names: Any, *rest: Any) -> Any:
+        sparse_keys = tuple(k for v in rest[:n_sparse] for k in _keys(v))
+        dense_keys = tuple(k for v in rest[n_sparse : n_sparse + n_dense] for k in _keys(v))
+        return _run_parse(specs, op, serialized, names, sparse_keys, dense_keys, list(rest[n_sparse + n_dense :]))
 
     return run
 
@@ -147,6 +194,14 @@ op_registry.register_op(
     "ParseExampleV2",
     infer=_parse_example_infer,
     kernel=_parse_example_kernel,
+    grad=op_registry.NOT_DIFFERENTIABLE,
+    cpu_only=True,
+)
+# TF 1.x wrote this op (keys as one scalar input each); its graphs import and run here.
+op_registry.register_op(
+    "ParseExample",
+    infer=_parse_example_v1_infer,
+    kernel=_parse_example_v1_kernel,
     grad=op_registry.NOT_DIFFERENTIABLE,
     cpu_only=True,
 )
@@ -167,41 +222,71 @@ def _default_tensor(spec: ParseSpec, key: str, dtype: dtypes.DType, shape: Tenso
     return array_ops.reshape(convert_to_tensor(value, dtype=dtype, name="key_" + safe), shape.as_list())
 
 
-def _parse_example_op(serialized: Tensor, names: Any, spec: ParseSpec) -> dict[str, Any]:
-    names_t = convert_to_tensor([] if names is None else names, dtype=dtypes.string)
+def _raw_sparse(spec: ParseSpec) -> tuple[list[str], list[dtypes.DType]]:
+    """The VarLen outputs the op parses, in TF's order: each ``VarLenFeature`` and each ``SparseFeature``'s index
+    keys (sorted) and value key, by sorted feature key, each key once."""
+    keys: dict[str, dtypes.DType] = {}
+    features = dict(spec.sparse_features)
+    varlen = dict(zip(spec.sparse_keys, spec.sparse_types))
+    for key in sorted([*varlen, *features]):
+        if key in varlen:
+            keys.setdefault(key, varlen[key])
+            continue
+        feature = features[key]
+        index_keys = [feature.index_key] if isinstance(feature.index_key, str) else list(feature.index_key)
+        for index_key in sorted(index_keys):
+            keys.setdefault(index_key, dtypes.int64)
+        keys.setdefault(feature.value_key, dtypes.as_dtype(feature.dtype))
+    return list(keys), list(keys.values())
+
+
+def _parse_example_op(serialized: Tensor, names: Any, spec: ParseSpec) -> dict[str, Tensor | SparseTensor]:
+    """The ``ParseExampleV2`` op of ``spec`` (TF's inputs, attrs and names), as ``{raw key: output}``: the
+    ``SparseFeature``s are built from these outside the caller's scope, as TF does."""
     defaults = [_default_tensor(spec, k, t, s) for k, t, s in zip(spec.dense_keys, spec.dense_types, spec.dense_shapes)]
-    features = [f for _, f in spec.sparse_features]
-    index_lists = [[f.index_key] if isinstance(f.index_key, str) else list(f.index_key) for f in features]
-    size_lists = [[f.size] if isinstance(f.index_key, str) else list(f.size) for f in features]
+    sparse_keys, sparse_types = _raw_sparse(spec)
     attrs = {
-        "sparse_keys": list(spec.sparse_keys),
-        "sparse_types": list(spec.sparse_types),
-        "dense_keys": list(spec.dense_keys),
         "Tdense": list(spec.dense_types),
+        "num_sparse": len(sparse_keys),
+        "sparse_types": sparse_types,
+        "ragged_value_types": [],
+        "ragged_split_types": [],
         "dense_shapes": [s.as_tuple() for s in spec.dense_shapes],
-        "sf_value_keys": [f.value_key for f in features],
-        "sf_types": [dtypes.as_dtype(f.dtype) for f in features],
-        "sf_index_keys": [k for keys in index_lists for k in keys],
-        "sf_index_counts": [len(keys) for keys in index_lists],
-        "sf_sizes": [int(s) for sizes in size_lists for s in sizes],
-        "sf_already_sorted": [bool(f.already_sorted) for f in features],
     }
-    op = make_op("ParseExampleV2", [serialized, names_t, *defaults], attrs, name="ParseExampleV2")
+    with name_scope(None, "ParseExampleV2") as scope:
+        # (the key inputs are made inside the op's scope, as TF's generated op function makes them)
+        key_inputs = [
+            convert_to_tensor([] if names is None else names, dtype=dtypes.string, name="names"),
+            constant(sparse_keys, dtype=dtypes.string, name="sparse_keys"),
+            constant(list(spec.dense_keys), dtype=dtypes.string, name="dense_keys"),
+            constant([], dtype=dtypes.string, name="ragged_keys"),
+        ]
+        op = make_op("ParseExampleV2", [serialized, *key_inputs, *defaults], attrs, name=scope)
     outs = list(op.outputs)
-    n_sparse, n_dense = len(spec.sparse_keys), len(spec.dense_keys)
-    result: dict[str, Any] = {}
-    for i, key in enumerate(spec.sparse_keys):
-        result[key] = SparseTensor(outs[i], outs[n_sparse + i], outs[2 * n_sparse + i])
-    for i, key in enumerate(spec.dense_keys):
-        result[key] = outs[3 * n_sparse + i]
-    rest = outs[3 * n_sparse + n_dense :]
-    n_features = len(features)
-    batch = [] if serialized.shape.ndims == 0 else [None]  # (TF's static batch size is unknown here too)
-    for i, (key, _) in enumerate(spec.sparse_features):
-        st = SparseTensor(rest[i], rest[n_features + i], rest[2 * n_features + i])
-        st._dense_shape_default = TensorShape(batch + [int(s) for s in size_lists[i]])
-        result[key] = st
+    n = len(sparse_keys)
+    result: dict[str, Tensor | SparseTensor] = {
+        key: SparseTensor(outs[i], outs[n + i], outs[2 * n + i]) for i, key in enumerate(sparse_keys)
+    }
+    result.update(zip(spec.dense_keys, outs[3 * n :]))
     return result
+
+
+def _with_sparse_features(features: dict, raw: dict[str, Any]) -> dict[str, Any]:
+    """TF's ``_construct_tensors_for_composite_features``: each ``SparseFeature`` merged from its index and value
+    outputs (``sparse_merge``), then only the keys asked for."""
+    updates = {}
+    for key in sorted(features):
+        feature = features[key]
+        if isinstance(feature, SparseFeature):
+            if isinstance(feature.index_key, str):
+                ids: Any = raw[feature.index_key]
+            else:
+                ids = [raw[k] for k in feature.index_key]
+            updates[key] = sparse_merge(
+                ids, raw[feature.value_key], feature.size, already_sorted=feature.already_sorted
+            )
+    out = {**raw, **updates}
+    return {k: v for k, v in out.items() if k in features}
 
 
 def parse_example(serialized: Any, features: Any, name: str | None = None, example_names: Any = None) -> dict[str, Any]:
@@ -238,7 +323,8 @@ def parse_example(serialized: Any, features: Any, name: str | None = None, examp
     spec = ParseSpec.from_features(features)
     with name_scope(name, "ParseExample", [serialized, example_names]):
         serialized_t = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
-        return _parse_example_op(serialized_t, example_names, spec)
+        raw = _parse_example_op(serialized_t, example_names, spec)
+    return _with_sparse_features(features, raw)
 
 
 def _assert_scalar(value: Tensor, what: str) -> Tensor:
@@ -284,33 +370,53 @@ def parse_single_example(
         return parse_example(serialized_t, features, None, example_names)
 
 
-# ---- ParseSingleSequenceExample -------------------------------------------------------------------
+# ---- ParseSingleSequenceExample (TF 1.x's signature: each key one scalar input) -------------------------
+_SEQUENCE_PARTS = (
+    # (key input, its count attr, the dtypes attr, the shapes attr or None)
+    ("context_sparse_keys", "Ncontext_sparse", "context_sparse_types", None),
+    ("context_dense_keys", "Ncontext_dense", "Tcontext_dense", "context_dense_shapes"),
+    ("feature_list_sparse_keys", "Nfeature_list_sparse", "feature_list_sparse_types", None),
+    ("feature_list_dense_keys", "Nfeature_list_dense", "feature_list_dense_types", "feature_list_dense_shapes"),
+)
+
+
 def _sequence_infer(op: Operation) -> list:
     outputs = []
-    for prefix, batch in (("context_", []), ("feature_list_", [None])):
-        sparse = op.get_attr(prefix + "sparse_types")
+    for (_, _, sparse_types, _), (_, _, dense_types, shapes), batch in (
+        (_SEQUENCE_PARTS[0], _SEQUENCE_PARTS[1], []),
+        (_SEQUENCE_PARTS[2], _SEQUENCE_PARTS[3], [None]),
+    ):
+        sparse = op.get_attr(sparse_types)
         outputs += [(dtypes.int64, TensorShape([None, 1 + len(batch)])) for _ in sparse]
         outputs += [(t, TensorShape([None])) for t in sparse]
         outputs += [(dtypes.int64, TensorShape([1 + len(batch)])) for _ in sparse]
-        shapes = op.get_attr(prefix + "dense_shapes")
-        outputs += [(t, TensorShape(batch + list(s))) for t, s in zip(op.get_attr(prefix + "Tdense"), shapes)]
+        pairs = zip(op.get_attr(dense_types), op.get_attr(shapes))
+        outputs += [(t, TensorShape(batch + list(s))) for t, s in pairs]
     return outputs
 
 
 def _sequence_kernel(op: Operation, ctx: Any) -> Any:
-    n_context = len(op.get_attr("context_dense_keys"))
-    context_sparse, list_sparse = _sparse_specs(op, "context_"), _sparse_specs(op, "feature_list_")
-    list_dense = _dense_specs(op, [None] * len(op.get_attr("feature_list_dense_keys")), "feature_list_")
+    counts = [op.get_attr(count) for _, count, _, _ in _SEQUENCE_PARTS]
+    types = [op.get_attr(t) for _, _, t, _ in _SEQUENCE_PARTS]
+    shapes = [[tuple(s) for s in op.get_attr(a)] if a else None for _, _, _, a in _SEQUENCE_PARTS]
 
-    def run(serialized: Any, name: Any, *defaults: Any) -> tuple:
-        context_dense = _dense_specs(op, list(defaults[:n_context]), "context_")
-        names = _byte_list(name)
+    def run(serialized: Any, missing_assumed_empty: Any, *rest: Any) -> tuple:
+        keys, at = [], 0
+        for n in counts:
+            keys.append([k for v in rest[at : at + n] for k in _keys(v)])
+            at += n
+        defaults, debug_name = list(rest[at : at + counts[1]]), _byte_list(rest[at + counts[1]])
+        may_miss = set(_keys(missing_assumed_empty))
+        context_sparse = [Sparse(k, t) for k, t in zip(keys[0], types[0])]
+        list_sparse = [Sparse(k, t) for k, t in zip(keys[2], types[2])]
+        context_attrs = [(k, t, s, False) for k, t, s in zip(keys[1], types[1], shapes[1])]
+        list_attrs = [(k, t, s, k in may_miss) for k, t, s in zip(keys[3], types[3], shapes[3])]
         parsed = parse_sequence_example(
             _byte_list(serialized)[0],
-            names[0] if names else None,
-            context_dense,
+            debug_name[0] if debug_name and debug_name[0] else None,
+            _dense_specs(context_attrs, defaults),
             context_sparse,
-            list_dense,
+            _dense_specs(list_attrs, [None] * len(list_attrs)),
             list_sparse,
         )
         c_dense, c_sparse, l_dense, l_sparse = parsed
@@ -382,24 +488,36 @@ def parse_single_sequence_example(
     with name_scope(name, "ParseSingleSequenceExample", [serialized, example_name]):
         serialized_t = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
         serialized_t = _assert_scalar(serialized_t, "serialized")
-        name_t = convert_to_tensor("" if example_name is None else example_name, dtype=dtypes.string)
         defaults = [
             _default_tensor(context, k, t, s)
             for k, t, s in zip(context.dense_keys, context.dense_types, context.dense_shapes)
         ]
-        attrs: dict[str, Any] = {}
-        for prefix, spec in (("context_", context), ("feature_list_", lists)):
-            attrs.update(
-                {
-                    prefix + "sparse_keys": list(spec.sparse_keys),
-                    prefix + "sparse_types": list(spec.sparse_types),
-                    prefix + "dense_keys": list(spec.dense_keys),
-                    prefix + "Tdense": list(spec.dense_types),
-                    prefix + "dense_shapes": [s.as_tuple() for s in spec.dense_shapes],
-                    prefix + "dense_missing": [k in spec.dense_defaults for k in spec.dense_keys],
-                }
-            )
-        op = make_op("ParseSingleSequenceExample", [serialized_t, name_t, *defaults], attrs)
+        missing = [k for k in lists.dense_keys if k in lists.dense_defaults]
+        attrs: dict[str, Any] = {
+            "Ncontext_sparse": len(context.sparse_keys),
+            "Ncontext_dense": len(context.dense_keys),
+            "Nfeature_list_sparse": len(lists.sparse_keys),
+            "Nfeature_list_dense": len(lists.dense_keys),
+            "context_sparse_types": list(context.sparse_types),
+            "Tcontext_dense": list(context.dense_types),
+            "feature_list_dense_types": list(lists.dense_types),
+            "context_dense_shapes": [s.as_tuple() for s in context.dense_shapes],
+            "feature_list_sparse_types": list(lists.sparse_types),
+            "feature_list_dense_shapes": [s.as_tuple() for s in lists.dense_shapes],
+        }
+        with name_scope(None, "ParseSingleSequenceExample") as scope:
+            # (inputs made inside the op's scope, as TF's generated op function makes them)
+            key_inputs = [
+                convert_to_tensor(missing, dtype=dtypes.string, name="feature_list_dense_missing_assumed_empty")
+            ]
+            for arg, keys in zip(
+                [part[0] for part in _SEQUENCE_PARTS],
+                [context.sparse_keys, context.dense_keys, lists.sparse_keys, lists.dense_keys],
+            ):
+                key_inputs += [constant(k, dtype=dtypes.string, name=f"{arg}_{i}") for i, k in enumerate(keys)]
+            name_t = convert_to_tensor("" if example_name is None else example_name, dtypes.string, name="debug_name")
+            inputs = [serialized_t, *key_inputs, *defaults, name_t]
+            op = make_op("ParseSingleSequenceExample", inputs, attrs, name=scope)
         context_out, rest = _split_outputs(list(op.outputs), context)
         lists_out, _ = _split_outputs(rest, lists)
         return context_out, lists_out

@@ -544,10 +544,13 @@ def _merge(sp_ids: Any, sp_values: Any, vocab_size: Any, name: str | None, alrea
         values_sp = as_sparse(sp_values, "sp_values")
         ids = [array_ops.expand_dims(math_ops.cast(sp.values, dtypes.int64), axis=1) for sp in id_parts]
         sizes = [math_ops.cast(x, dtypes.int64) for x in vocab_size]
-        indices = array_ops.concat([values_sp.indices[:, :-1], *ids], 1)
-        shape = array_ops.concat([values_sp.dense_shape[:-1], array_ops.stack(sizes)], 0)
+        # The kept columns and dense shape are the first ids' (TF's): ids and values that do not match fail in
+        # SparseReorder, naming both counts.
+        indices = array_ops.concat([id_parts[0].indices[:, :-1], *ids], 1)
+        shape = array_ops.concat([id_parts[0].dense_shape[:-1], array_ops.stack(sizes)], 0)
         # The dense shape while building: TF's shape inference folds the concat of constants.
-        static = values_sp.shape[:-1] if values_sp.shape.ndims is not None else TensorShape(None)
+        first = id_parts[0].shape
+        static = first[:-1] if first.ndims is not None else TensorShape(None)
         static = static.concatenate([int(v) if isinstance(v, numbers.Integral) else None for v in vocab_size])
         result = SparseTensor(indices, values_sp.values, shape)
         if not already_sorted:

@@ -88,6 +88,8 @@ def _rows_like(t: Tensor) -> TensorShape:
 def _reorder_kernel(op: Operation, ctx: Any) -> Callable[..., Any]:
     def run(indices: Any, values: Any, shape: Any) -> tuple[Any, Any]:
         ind = host(indices)
+        if ind.ndim == 2 and len(ind) != len(values):  # (TF's ValidateSparseTensor words it so for this op)
+            raise invalid(op, f"Number of elements in indices ({len(ind)}) and values ({len(values)}) do not match")
         check_parts(op, ind, len(values), host(shape))
         order = row_major_order(ind)
         return like(ind[order], indices), take(values, order)

@@ -16,7 +16,9 @@ from dtf_notebook.estimator.canned import (
     LinearRegressor,
 )
 from dtf_notebook.estimator.estimator import Estimator
+from dtf_notebook.estimator.exporter import BestExporter, Exporter, FinalExporter, LatestExporter
 from dtf_notebook.estimator.model_fn import EstimatorSpec, ModeKeys
+from dtf_notebook.estimator.parsing_specs import classifier_parse_example_spec, regressor_parse_example_spec
 from dtf_notebook.estimator.run_config import RunConfig, TaskType
 from dtf_notebook.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 from dtf_notebook.estimator.warm_starting import VocabInfo, WarmStartSettings
@@ -28,7 +30,11 @@ __all__ = [
     "DNNRegressor",
     "LinearClassifier",
     "LinearRegressor",
+    "BestExporter",
     "Estimator",
+    "Exporter",
+    "FinalExporter",
+    "LatestExporter",
     "EstimatorSpec",
     "EvalSpec",
     "ModeKeys",
@@ -37,5 +43,7 @@ __all__ = [
     "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "classifier_parse_example_spec",
+    "regressor_parse_example_spec",
     "train_and_evaluate",
 ]

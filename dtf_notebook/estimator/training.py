@@ -5,7 +5,8 @@ each task does its part, as TF's ``_TrainingExecutor`` does: a ``ps`` task start
 ``chief`` and each ``worker`` start their server and train (between-graph replication: variables on the ps
 tasks, the chief initialising and checkpointing, workers waiting for it and starting a few seconds apart);
 the ``evaluator`` starts no server and evaluates each new checkpoint in ``model_dir``, at most every
-``throttle_secs``, until the global step reaches ``TrainSpec.max_steps``.
+``throttle_secs``, until the global step reaches ``TrainSpec.max_steps``. After each evaluation the ``EvalSpec``'s
+exporters run (the last one told it is final).
 
 Example:
     >>> spec = TrainSpec(input_fn=lambda: None, max_steps=100)
@@ -15,13 +16,16 @@ Example:
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from dtf_notebook.distributed.server import Server
 from dtf_notebook.estimator.estimator import Estimator
+from dtf_notebook.estimator.exporter import Exporter
 from dtf_notebook.estimator.run_config import TaskType
+from dtf_notebook.lib.io import file_io
 from dtf_notebook.platform import tf_logging as logging
 from dtf_notebook.train.checkpoint_saver_hook import CheckpointSaverListener
 from dtf_notebook.train.hook_timers import SecondOrStepTimer
@@ -82,12 +86,45 @@ class _EvalFields(NamedTuple):
     throttle_secs: float
 
 
+def _check_exporters(exporters: Any) -> tuple:
+    """``exporters`` as a tuple of uniquely named ``Exporter``s (TF's checks and messages)."""
+    if not exporters:
+        return ()
+    if isinstance(exporters, Exporter):
+        exporters = [exporters]
+    names: list[str] = []
+    try:
+        for exporter in exporters:
+            if not isinstance(exporter, Exporter):
+                raise TypeError(exporter)
+            if not exporter.name:
+                raise ValueError(
+                    "An Exporter cannot have a name that is `None` or empty. All exporter names: "
+                    f"{[e.name for e in exporters]}"
+                )
+            if not isinstance(exporter.name, str):
+                raise ValueError(f"An Exporter must have a string name. Given: {type(exporter.name)}")
+            if exporter.name in names:
+                raise ValueError(
+                    "`exporters` must have unique names. Such a name cannot be `None`. All exporter names: "
+                    f"{[e.name for e in exporters]}"
+                )
+            names.append(exporter.name)
+    except TypeError:
+        raise TypeError(
+            f"`exporters` must be an Exporter, an iterable of Exporter, or `None`, found {exporters}."
+        ) from None
+    return tuple(exporters)
+
+
 class EvalSpec(_EvalFields):
-    """How ``train_and_evaluate`` evaluates (``tf.estimator.EvalSpec``); exporters are not supported here.
+    """How ``train_and_evaluate`` evaluates and exports (``tf.estimator.EvalSpec``): after each evaluation every
+    exporter (:mod:`dtf_notebook.estimator.exporter`) writes into ``<model_dir>/export/<its name>``.
 
     Raises:
-        TypeError: ``input_fn`` is not callable, or a hook is not a SessionRunHook.
-        ValueError: a non-positive ``steps``, negative ``start_delay_secs`` or ``throttle_secs``, or exporters.
+        TypeError: ``input_fn`` is not callable, a hook is not a SessionRunHook, or an exporter not an Exporter.
+        ValueError: a non-positive ``steps``, negative ``start_delay_secs`` or ``throttle_secs``, or exporters
+            without a name or with the same name.
 
     Example:
         >>> EvalSpec(lambda: None).steps, EvalSpec(lambda: None).throttle_secs
@@ -112,16 +149,17 @@ class EvalSpec(_EvalFields):
             raise ValueError(f"Must specify start_delay_secs >= 0, given: {start_delay_secs}")
         if throttle_secs < 0:
             raise ValueError(f"Must specify throttle_secs >= 0, given: {throttle_secs}")
-        if exporters:
-            raise ValueError("Exporters (SavedModel export) are not supported here; pass exporters=None.")
-        return super().__new__(cls, input_fn, steps, name, _check_hooks(hooks), (), start_delay_secs, throttle_secs)
+        checked = _check_exporters(exporters)
+        return super().__new__(
+            cls, input_fn, steps, name, _check_hooks(hooks), checked, start_delay_secs, throttle_secs
+        )
 
 
 def train_and_evaluate(estimator: Estimator, train_spec: TrainSpec, eval_spec: EvalSpec) -> Any:
     """Trains and evaluates ``estimator`` as this process's task in ``TF_CONFIG`` says (see the module).
 
-    Returns ``(eval_result, export_results)`` when run locally (the last evaluation's metrics; no exports),
-    None for a distributed task.
+    Returns ``(eval_result, export_results)`` when run locally (the last evaluation's metrics and what each
+    exporter returned after it), None for a distributed task.
 
     Raises:
         TypeError: the arguments are not an Estimator, a TrainSpec and an EvalSpec.
@@ -151,6 +189,7 @@ class _EvalResult(NamedTuple):
     status: str
     metrics: Any = None
     checkpoint_path: str | None = None
+    export_results: tuple = ()
 
 
 class _Evaluator:
@@ -183,9 +222,24 @@ class _Evaluator:
         )
         self._previous_checkpoint = path
         step = int(metrics["global_step"])
-        if self._max_training_steps is not None and step >= self._max_training_steps:
+        is_final = self._max_training_steps is not None and step >= self._max_training_steps
+        exports = self._export(metrics, path, is_final)
+        if is_final:
             self.is_final_export_triggered = True
-        return _EvalResult("evaluated", metrics, path)
+        return _EvalResult("evaluated", metrics, path, exports)
+
+    def _export(self, metrics: Any, checkpoint_path: str, is_final: bool) -> tuple:
+        base = file_io.join(os.fsdecode(self._estimator.model_dir), "export")
+        return tuple(
+            exporter.export(
+                estimator=self._estimator,
+                export_path=file_io.join(base, exporter.name),
+                checkpoint_path=checkpoint_path,
+                eval_result=metrics,
+                is_the_final_export=is_final,
+            )
+            for exporter in self._eval_spec.exporters
+        )
 
 
 class _NewCheckpointListenerForEvaluate(CheckpointSaverListener):
@@ -287,7 +341,7 @@ class _TrainingExecutor:
             saving_listeners=[listener, *self._train_spec.saving_listeners],
         )
         result = listener.eval_result or _EvalResult("missing checkpoint")
-        return result.metrics, []
+        return result.metrics, list(result.export_results)
 
     # ---- helpers ------------------------------------------------------------------------------------------
     def _start_std_server(self) -> Server:

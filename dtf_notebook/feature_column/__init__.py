@@ -13,7 +13,7 @@ Example:
      [0. 0.]]
 """
 
-from dtf_notebook.feature_column.base import CategoricalColumn, DenseColumn, FeatureColumn
+from dtf_notebook.feature_column.base import CategoricalColumn, DenseColumn, FeatureColumn, make_parse_example_spec
 from dtf_notebook.feature_column.categorical import (
     categorical_column_with_hash_bucket,
     categorical_column_with_identity,
@@ -36,5 +36,6 @@ __all__ = [
     "indicator_column",
     "input_layer",
     "linear_model",
+    "make_parse_example_spec",
     "numeric_column",
 ]

@@ -219,3 +219,29 @@ def normalize_feature_columns(feature_columns: Any) -> list[FeatureColumn]:
             )
         seen[column.name] = column
     return list(feature_columns)
+
+
+def make_parse_example_spec(feature_columns: Any) -> dict[str, Any]:
+    """The ``parse_example`` spec of the raw features ``feature_columns`` read, merged (TF1's
+    ``tf.feature_column.make_parse_example_spec``).
+
+    Raises:
+        ValueError: an item is not a feature column, or two columns read one key differently.
+
+    Example:
+        >>> from dtf_notebook.feature_column import numeric_column
+        >>> make_parse_example_spec([numeric_column("x", shape=[2])])
+        {'x': FixedLenFeature(shape=(2,), dtype=tf.float32, default_value=None)}
+    """
+    result: dict[str, Any] = {}
+    for column in feature_columns:
+        if not isinstance(column, FeatureColumn):
+            raise ValueError(f"All feature_columns must be _FeatureColumn instances. Given: {column}")
+        config = column._parse_example_spec
+        for key, value in config.items():
+            if key in result and value != result[key]:
+                raise ValueError(
+                    f"feature_columns contain different parse_spec for key {key}. Given {value} and {result[key]}"
+                )
+        result.update(config)
+    return result

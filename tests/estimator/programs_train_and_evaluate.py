@@ -51,9 +51,16 @@ def main():
         tf.estimator.inputs.numpy_input_fn(train_x, train_y, batch_size=40, num_epochs=None, shuffle=True),
         max_steps=MAX_STEPS,
     )
+    serving = tf.estimator.export.build_parsing_serving_input_receiver_fn(
+        tf.feature_column.make_parse_example_spec(columns)
+    )
     eval_spec = tf.estimator.EvalSpec(
         tf.estimator.inputs.numpy_input_fn(eval_x, eval_y, batch_size=50, shuffle=False),
         steps=None,
+        exporters=[
+            tf.estimator.FinalExporter("final", serving),
+            tf.estimator.LatestExporter("latest", serving, exports_to_keep=2),
+        ],
         start_delay_secs=0,
         throttle_secs=1,
     )

@@ -50,6 +50,12 @@ def test_train_and_evaluate_over_chief_worker_ps_and_evaluator(tmp_path):
     assert 60 <= result["global_step"] <= last
     assert result["accuracy"] > 0.8
     assert os.listdir(os.path.join(model_dir, "eval"))  # the evaluator's summaries
+    # The evaluator's exporters: one final export, at most the two newest of the latest ones.
+    exports = {name: os.listdir(os.path.join(model_dir, "export", name)) for name in ("final", "latest")}
+    assert len(exports["final"]) == 1 and 1 <= len(exports["latest"]) <= 2
+    final = os.path.join(model_dir, "export", "final", exports["final"][0])
+    assert {"saved_model.pb", "variables"} <= set(os.listdir(final))
+    assert int(load_variable(os.path.join(final, "variables", "variables"), "global_step")) >= 60
 
 
 def test_experiment_run_by_learn_runner_on_master_worker_ps(tmp_path):

@@ -130,3 +130,19 @@ def test_errors_match_tensorflow(tf1: Any, make: Any) -> None:
     with dtf.Graph().as_default(), pytest.raises(ValueError) as ours:
         make(dtf.feature_column, dtf)
     assert str(ours.value).split(".")[0][:40] == str(theirs.value).split(".")[0][:40]
+
+
+def test_make_parse_example_spec_matches_tensorflow(tf1: Any, tmp_path: Any) -> None:
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("the\ncat\nsat\n")
+
+    def spec(tf: Any) -> dict[str, Any]:
+        parsed = tf.feature_column.make_parse_example_spec(list(_columns(tf.feature_column, tf, str(vocab)).values()))
+        return {k: (type(v).__name__, v.dtype.name, tuple(getattr(v, "shape", ()))) for k, v in parsed.items()}
+
+    assert spec(dtf) == spec(tf1)
+    for lib in (dtf, tf1):
+        with pytest.raises(ValueError, match="different parse_spec for key x"):
+            lib.feature_column.make_parse_example_spec(
+                [lib.feature_column.numeric_column("x"), lib.feature_column.numeric_column("x", shape=[2])]
+            )

@@ -84,3 +84,70 @@ def test_export_needs_a_checkpoint_and_a_receiver(tmp_path):
         estimator.export_saved_model(str(tmp_path / "export"), lambda: None)
     with pytest.raises(ValueError, match="input_receiver_fn must be defined"):
         estimator.export_saved_model(str(tmp_path / "export"), None)
+
+
+def _examples():
+    return [
+        tf.train.Example(
+            features=tf.train.Features(feature={"x": tf.train.Feature(float_list=tf.train.FloatList(value=row))})
+        ).SerializeToString()
+        for row in _X
+    ]
+
+
+def _signatures(export_dir):
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], export_dir)
+        return {k: (v.method_name, sorted(v.inputs), sorted(v.outputs)) for k, v in meta.signature_def.items()}
+
+
+@pytest.mark.parametrize("kind", ["multi_class", "binary", "regressor"])
+def test_canned_estimators_export_tf1s_head_signatures(real, tmp_path, kind):
+    """A canned estimator's export has TF1's signatures: Classify (and, binary, Regress) or Regress as
+    ``serving_default`` and under their own key, and every prediction under ``predict``; TF serves each from
+    serialized Examples with the values ``predict`` gives."""
+    columns = [tf.feature_column.numeric_column("x", shape=[3])]
+    if kind == "regressor":
+        estimator = tf.estimator.LinearRegressor(columns, model_dir=str(tmp_path / "model"))
+        labels = _X.sum(axis=1, keepdims=True)
+    else:
+        n_classes = 3 if kind == "multi_class" else 2
+        estimator = tf.estimator.LinearClassifier(columns, n_classes=n_classes, model_dir=str(tmp_path / "model"))
+        labels = _Y + (_X[:, 0] > 1) if kind == "multi_class" else _Y
+    estimator.train(lambda: tf.data.Dataset.from_tensor_slices(({"x": _X}, labels)).repeat().batch(6), steps=5)
+    predicted = list(estimator.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": _X}).batch(6)))
+    receiver = tf.estimator.export.build_parsing_serving_input_receiver_fn(
+        tf.feature_column.make_parse_example_spec(columns)
+    )
+    export_dir = estimator.export_saved_model(str(tmp_path / "export"), receiver).decode()
+    signatures = _signatures(export_dir)
+    classify = ("tensorflow/serving/classify", ["inputs"], ["classes", "scores"])
+    regress = ("tensorflow/serving/regress", ["inputs"], ["outputs"])
+    keys = sorted(predicted[0])
+    expected = {
+        "multi_class": {"serving_default": classify, "classification": classify},
+        "binary": {"serving_default": classify, "classification": classify, "regression": regress},
+        "regressor": {"serving_default": regress, "regression": regress},
+    }[kind]
+    assert signatures == {**expected, "predict": ("tensorflow/serving/predict", ["examples"], keys)}
+    served = _serve(real, export_dir, "inputs", _examples())
+    if kind == "regressor":
+        np.testing.assert_allclose(served["outputs"], [p["predictions"] for p in predicted], rtol=1e-5)
+    else:
+        np.testing.assert_allclose(served["scores"], [p["probabilities"] for p in predicted], rtol=1e-5)
+        assert served["classes"].tolist() == [[str(c).encode() for c in range(n_classes)]] * len(_X)
+    if kind == "binary":
+        served = _serve(real, export_dir, "inputs", _examples(), key="regression")
+        np.testing.assert_allclose(served["outputs"], [p["logistic"] for p in predicted], rtol=1e-5)
+    served = _serve(real, export_dir, "examples", _examples(), key="predict")
+    assert sorted(served) == keys
+
+
+def test_a_canned_classifier_with_a_raw_receiver_keeps_its_predict_signature(tmp_path):
+    """Classify and Regress signatures need serialized Examples: from raw tensors TF keeps only ``predict``."""
+    columns = [tf.feature_column.numeric_column("x", shape=[3])]
+    estimator = tf.estimator.LinearClassifier(columns, model_dir=str(tmp_path / "model"))
+    estimator.train(_input_fn, steps=2)
+    receiver = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": tf.placeholder(tf.float32, [None, 3])})
+    export_dir = estimator.export_saved_model(str(tmp_path / "export"), receiver).decode()
+    assert sorted(_signatures(export_dir)) == ["predict"]

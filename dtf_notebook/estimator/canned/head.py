@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dtf_notebook.estimator.export import ClassificationOutput, PredictOutput, RegressionOutput
 from dtf_notebook.estimator.model_fn import EstimatorSpec, ModeKeys
 from dtf_notebook.framework import dtypes
 from dtf_notebook.framework.convert import convert_to_tensor
@@ -20,11 +21,15 @@ from dtf_notebook.framework.graph import name_scope
 from dtf_notebook.framework.sparse_tensor import SparseTensor
 from dtf_notebook.ops.array.concat_split import concat
 from dtf_notebook.ops.array.fill import ones_like, zeros_like
+from dtf_notebook.ops.array.pack import stack
+from dtf_notebook.ops.array.pad_tile import tile
 from dtf_notebook.ops.array.reshape import expand_dims, reshape
+from dtf_notebook.ops.array.shape_ops import shape
 from dtf_notebook.ops.lookup.index_tables import index_table_from_tensor
 from dtf_notebook.ops.losses.losses_impl import Reduction, compute_weighted_loss
 from dtf_notebook.ops.math.arg_reduce import argmax
 from dtf_notebook.ops.math.cast import cast
+from dtf_notebook.ops.math.range import range as math_range
 from dtf_notebook.ops.math.reduce import reduce_max, reduce_sum
 from dtf_notebook.ops.math.unary import sigmoid
 from dtf_notebook.ops.metrics import accuracy, auc, mean, precision, recall
@@ -36,6 +41,9 @@ from dtf_notebook.summary import summary_ops
 from dtf_notebook.train.training_util import get_global_step
 
 __all__ = ["MultiClassHead", "BinaryClassHead", "RegressionHead", "binary_or_multi_class_head"]
+
+# TF1's keys of a head's export outputs (``SERVING_DEFAULT`` is the signature a server uses when none is named).
+SERVING_DEFAULT, CLASSIFY, REGRESS, PREDICT = "serving_default", "classification", "regression", "predict"
 
 
 def _summary_key(head_name: str | None, key: str) -> str:
@@ -73,6 +81,17 @@ def _weights(features: dict[str, Any], weight_column: Any, logits: Any) -> Any:
     return expand_dims(weights, -1) if weights.shape.ndims == 1 else weights
 
 
+def _classification_output(scores: Any, n_classes: int, label_vocabulary: Any) -> ClassificationOutput:
+    """TF1's: the scores with every class's name (its vocabulary entry, or its id as a string) for each example."""
+    names = convert_to_tensor(list(label_vocabulary)) if label_vocabulary else as_string(math_range(n_classes))
+    batch = shape(scores)[0]
+    return ClassificationOutput(scores=scores, classes=tile(expand_dims(names, 0), stack([batch, 1])))
+
+
+def _served(default: Any, api_key: str, predictions: dict[str, Any]) -> dict[str, Any]:
+    return {SERVING_DEFAULT: default, api_key: default, PREDICT: PredictOutput(predictions)}
+
+
 class _Head:
     """What the three heads share: the spec of each mode from the unreduced loss and the predictions."""
 
@@ -99,6 +118,11 @@ class _Head:
     def _metrics(self, labels: Any, predictions: dict[str, Any], unreduced: Any, weights: Any) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _export_outputs(self, predictions: dict[str, Any]) -> dict[str, Any]:
+        """TF1's signatures of a served head: its API's output as ``serving_default`` and under the API's own key
+        (``classification``, ``regression``), and every prediction as ``predict``."""
+        raise NotImplementedError
+
     def create_estimator_spec(
         self,
         features: dict[str, Any],
@@ -113,7 +137,7 @@ class _Head:
         with name_scope(self._name or "head"):
             predictions = self._predictions(logits)
             if mode == ModeKeys.PREDICT:
-                return EstimatorSpec(mode, predictions=predictions)
+                return EstimatorSpec(mode, predictions=predictions, export_outputs=self._export_outputs(predictions))
             label_ids, unreduced = self._unreduced_loss(labels, logits)
             weights = _weights(features, self._weight_column, logits)
             training_loss = compute_weighted_loss(unreduced, weights=weights, reduction=self._loss_reduction)
@@ -202,6 +226,10 @@ class MultiClassHead(_Head):
                 "accuracy": accuracy(labels, predictions["class_ids"], weights=weights, name="accuracy"),
             }
 
+    def _export_outputs(self, predictions: dict[str, Any]) -> dict[str, Any]:
+        output = _classification_output(predictions["probabilities"], self._n_classes, self._label_vocabulary)
+        return _served(output, CLASSIFY, predictions)
+
 
 class BinaryClassHead(_Head):
     """Sigmoid cross-entropy on one logit; labels are 0/1 (or strings of a two-entry ``label_vocabulary``)."""
@@ -263,6 +291,12 @@ class BinaryClassHead(_Head):
                 metrics[f"recall/positive_threshold_{threshold:g}"] = recall(labels, hits, weights=weights)
             return metrics
 
+    def _export_outputs(self, predictions: dict[str, Any]) -> dict[str, Any]:
+        output = _classification_output(predictions["probabilities"], 2, self._label_vocabulary)
+        served = _served(output, CLASSIFY, predictions)
+        served[REGRESS] = RegressionOutput(value=predictions["logistic"])
+        return served
+
 
 class RegressionHead(_Head):
     """Squared error on ``label_dimension`` logits; predictions are the logits."""
@@ -296,6 +330,9 @@ class RegressionHead(_Head):
                 "label/mean": mean(labels, weights=weights, name="label/mean"),
                 "prediction/mean": mean(predictions["predictions"], weights=weights, name="prediction/mean"),
             }
+
+    def _export_outputs(self, predictions: dict[str, Any]) -> dict[str, Any]:
+        return _served(RegressionOutput(value=predictions["predictions"]), REGRESS, predictions)
 
 
 def binary_or_multi_class_head(

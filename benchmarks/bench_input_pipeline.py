@@ -16,7 +16,10 @@ one TFRecord file. Measured:
   - ``many_t1`` / ``many_t2``: ``read_up_to(100)`` -> ``parse_example`` -> ``enqueue_many``, 100 per enqueue;
 
 * MLP training steps/s (784-100-10, Adam, batch 100): ``feed_dict`` from numpy batches against the model reading
-  ``shuffle_batch`` of the ``many_t2`` and ``single_t2`` pipelines (no ``feed_dict``);
+  ``shuffle_batch`` of the ``many_t2`` and ``single_t2`` pipelines (no ``feed_dict``), and the shuffle queue's fill
+  above ``min_after_dequeue`` at those steps (median and 10th percentile over 200 steps; TF's
+  ``fraction_over_500_of_1500_full`` summary): near 1 the pipeline keeps ahead of training, near 0 training waits
+  for it;
 * with the cluster (default): the same on a 1 ps + 1 worker cluster, variables on the ps, the model and the whole
   pipeline on the worker, the session on the worker. Here the tasks are ``LocalCluster`` processes and the client
   (which runs the queue runners' threads, each enqueue a step of the worker) is this process; TensorFlow's tasks
@@ -41,6 +44,7 @@ from typing import Any
 import numpy as np
 
 BATCH = 100
+FILL_STEPS = 200  # training steps over which the shuffle queue's fill is sampled
 PIPELINES = ("single_t1", "single_t2", "many_t1", "many_t2")
 
 
@@ -167,13 +171,24 @@ def _measure_target(tf: Any, target: str, records: str, seconds: float, distribu
             with tf.device(worker):
                 xb, yb = pipeline(tf, records, kind)
             train_op = model(tf, xb, yb, ps, worker)
-        with_runners(
-            graph,
-            lambda sess, t=train_op, k=kind: out.__setitem__(
-                f"mlp_pipeline_{k}_steps_per_s", _rate(lambda: sess.run(t), seconds, 1)
-            ),
-        )
+        fill = _fill_tensor(graph)
+
+        def pipeline_steps(sess: Any, t: Any = train_op, k: str = kind, fill: Any = fill) -> None:
+            out[f"mlp_pipeline_{k}_steps_per_s"] = _rate(lambda: sess.run(t), seconds, 1)
+            fills = [sess.run([t, fill])[1] for _ in range(FILL_STEPS)]
+            out[f"mlp_pipeline_{k}_fill_median"] = float(np.median(fills))
+            out[f"mlp_pipeline_{k}_fill_p10"] = float(np.percentile(fills, 10))
+
+        with_runners(graph, pipeline_steps)
     return out
+
+
+def _fill_tensor(graph: Any) -> Any:
+    """The shuffle queue's fill above ``min_after_dequeue`` (0: a dequeue waits for the pipeline, 1: full), the value
+    TF's ``shuffle_batch`` summarises as ``fraction_over_<min>_of_<rest>_full``: TF's own measure of whether the
+    input pipeline keeps up."""
+    (summary,) = [op for op in graph.get_operations() if op.type == "ScalarSummary" and "fraction_over" in op.name]
+    return summary.inputs[1]
 
 
 def _tf_cluster(tf: Any) -> tuple[str, Any]:

@@ -119,3 +119,43 @@ def test_eval_spec_checks_its_exporters():
         tf.estimator.BestExporter(compare_fn=lambda best_eval_result, current_eval_result, extra: True)
     with pytest.raises(ValueError, match="`compare_fn` must not be None"):
         tf.estimator.BestExporter(compare_fn=None)
+
+
+@pytest.mark.slow
+def test_an_experiment_exports_by_its_export_strategies(tmp_path):
+    model_dir = str(tmp_path / "model")
+    experiment = tf.contrib.learn.Experiment(
+        _estimator(model_dir),
+        train_input_fn=tf.estimator.inputs.numpy_input_fn({"x": _X}, _Y, batch_size=16, num_epochs=None, shuffle=True),
+        eval_input_fn=tf.estimator.inputs.numpy_input_fn({"x": _X}, _Y, batch_size=64, shuffle=False),
+        train_steps=20,
+        eval_steps=None,
+        export_strategies=tf.contrib.learn.make_export_strategy(_serving(), exports_to_keep=1),
+    )
+    result, exports = experiment.train_and_evaluate()
+    assert result["global_step"] == 20
+    (export_dir,) = exports
+    assert os.path.dirname(export_dir.decode()) == os.path.join(model_dir, "export", "Servo")
+    real = pytest.importorskip("tensorflow").compat.v1
+    with real.Graph().as_default(), real.Session() as sess:
+        meta = real.saved_model.loader.load(sess, ["serve"], export_dir.decode())
+        assert sorted(meta.signature_def) == ["classification", "predict", "regression", "serving_default"]
+
+
+def test_export_strategy_passes_what_its_function_takes():
+    calls = []
+    plain = tf.contrib.learn.ExportStrategy("plain", lambda estimator, export_path: calls.append(export_path))
+    plain.export(None, "/exports/plain", checkpoint_path="/model/ckpt", eval_result={})  # (as in TF: not passed)
+    with pytest.raises(ValueError, match="accepting eval_result must also accept checkpoint_path"):
+        tf.contrib.learn.ExportStrategy("odd", lambda estimator, export_path, eval_result: None).export(None, "/x")
+    full = tf.contrib.learn.ExportStrategy(
+        "full",
+        lambda estimator, export_path, checkpoint_path, eval_result, strip_default_attrs: calls.append(
+            (checkpoint_path, eval_result, strip_default_attrs)
+        ),
+        strip_default_attrs=True,
+    )
+    full.export(None, "/exports/full", "/model/ckpt", {"loss": 1.0})
+    assert calls == ["/exports/plain", ("/model/ckpt", {"loss": 1.0}, True)]
+    with pytest.raises(ValueError, match="must be an ExportStrategy"):
+        tf.contrib.learn.Experiment(_estimator(None), lambda: None, lambda: None, export_strategies=["Servo"])

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 from dtf_notebook.distributed.server import Server
 from dtf_notebook.estimator.estimator import Estimator
+from dtf_notebook.estimator.learn.export_strategy import ExportStrategy
 from dtf_notebook.estimator.learn.run_config import Environment, RunConfig
+from dtf_notebook.lib.io import file_io
 from dtf_notebook.platform import tf_logging as logging
 from dtf_notebook.train.step_hooks import GlobalStepWaiterHook
 
@@ -42,7 +45,8 @@ class Experiment:
         saving_listeners: CheckpointSaverListeners of training.
 
     Raises:
-        ValueError: ``eval_metrics`` given, or export strategies (not supported here).
+        ValueError: ``eval_metrics`` given, an export strategy that is not an ``ExportStrategy``, or
+            ``checkpoint_and_export``.
 
     Example:
         >>> import dtf_notebook.compat.v1 as tf
@@ -79,8 +83,15 @@ class Experiment:
                 "`eval_metrics` must be `None` with `tf.estimator.Estimator`. Use `eval_metric_ops` in "
                 "`tf.estimator.EstimatorSpec` instead."
             )
-        if export_strategies:
-            raise ValueError("export_strategies (SavedModel export) are not supported here.")
+        if checkpoint_and_export:
+            raise ValueError("checkpoint_and_export=True (export after each checkpoint) is not supported here.")
+        if isinstance(export_strategies, ExportStrategy):
+            export_strategies = [export_strategies]
+        for strategy in export_strategies or ():
+            if not isinstance(strategy, ExportStrategy):
+                raise ValueError(f"`export_strategies` must be an ExportStrategy, an iterable of ExportStrategy, or "
+                                 f"`None`, found {strategy}.")  # fmt: skip
+        self._export_strategies = tuple(export_strategies or ())
         self._estimator = estimator
         self._train_input_fn = train_input_fn
         self._eval_input_fn = eval_input_fn
@@ -197,6 +208,7 @@ class Experiment:
                     input_fn=self._eval_input_fn, steps=self._eval_steps, name=eval_name,
                     checkpoint_path=path, hooks=self._eval_hooks,
                 )  # fmt: skip
+                self._maybe_export(result, path)
                 previous = path
             left = throttle - (time.time() - start)
             if left > 0:
@@ -204,12 +216,21 @@ class Experiment:
                 time.sleep(left)
 
     def train_and_evaluate(self) -> tuple[dict[str, Any], list]:
-        """Trains, then evaluates the final checkpoint into ``eval``; returns ``(eval_result, export_results)``."""
+        """Trains, then evaluates the final checkpoint into ``eval`` and exports it by each export strategy;
+        returns ``(eval_result, export_results)``."""
         self.train(delay_secs=0)
         result = self._estimator.evaluate(
             input_fn=self._eval_input_fn, steps=self._eval_steps, name=None, hooks=self._eval_hooks
         )
-        return result, []
+        return result, self._maybe_export(result)
+
+    def _maybe_export(self, eval_result: Any, checkpoint_path: str | None = None) -> list:
+        """Each export strategy's export after an evaluation, into ``<model_dir>/export/<strategy name>``."""
+        base = file_io.join(os.fsdecode(self._estimator.model_dir), "export")
+        return [
+            strategy.export(self._estimator, file_io.join(base, strategy.name), checkpoint_path, eval_result)
+            for strategy in self._export_strategies
+        ]
 
     def run_std_server(self) -> None:
         """Starts this task's server and serves until the process is stopped (the ps schedule)."""

@@ -1,4 +1,5 @@
-"""``tf.contrib.learn``: Experiment, learn_runner and RunConfig (the rest of contrib.learn is not built here).
+"""``tf.contrib.learn``: Experiment, learn_runner, RunConfig and export strategies (the rest of contrib.learn is not
+built here).
 
 Example:
     >>> import dtf_notebook.compat.v1 as tf
@@ -6,6 +7,13 @@ Example:
     'run'
 """
 
-from dtf_notebook.estimator.learn import Environment, Experiment, RunConfig, learn_runner
+from dtf_notebook.estimator.learn import (
+    Environment,
+    Experiment,
+    ExportStrategy,
+    RunConfig,
+    learn_runner,
+    make_export_strategy,
+)
 
-__all__ = ["Environment", "Experiment", "RunConfig", "learn_runner"]
+__all__ = ["Environment", "Experiment", "ExportStrategy", "RunConfig", "learn_runner", "make_export_strategy"]

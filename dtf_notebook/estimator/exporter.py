@@ -51,7 +51,7 @@ class Exporter(abc.ABC):
 
 
 class _SavedModelExporter(Exporter):
-    """Exports a SavedModel through ``estimator.export_saved_model`` after every evaluation."""
+    """What the exporters share: a name, and a SavedModel written by ``estimator.export_saved_model``."""
 
     def __init__(
         self,
@@ -69,14 +69,7 @@ class _SavedModelExporter(Exporter):
     def name(self) -> str:
         return self._name
 
-    def export(
-        self,
-        estimator: Any,
-        export_path: str,
-        checkpoint_path: str,
-        eval_result: Mapping[str, Any],
-        is_the_final_export: bool,
-    ) -> bytes:
+    def _write(self, estimator: Any, export_path: str, checkpoint_path: str) -> bytes:
         return estimator.export_saved_model(
             export_path,
             self._serving_input_receiver_fn,
@@ -108,7 +101,7 @@ def _garbage_collect_exports(export_dir_base: str, exports_to_keep: int | None) 
             logging.warning("Can not delete %s recursively: %s", path, e)
 
 
-class LatestExporter(Exporter):
+class LatestExporter(_SavedModelExporter):
     """Exports after every evaluation, keeping the ``exports_to_keep`` newest exports (None: all).
 
     Raises:
@@ -128,13 +121,9 @@ class LatestExporter(Exporter):
         as_text: bool = False,
         exports_to_keep: int | None = 5,
     ) -> None:
-        self._saved_model_exporter = _SavedModelExporter(name, serving_input_receiver_fn, assets_extra, as_text)
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
         self._exports_to_keep = exports_to_keep
         _check_exports_to_keep(exports_to_keep)
-
-    @property
-    def name(self) -> str:
-        return self._saved_model_exporter.name
 
     def export(
         self,
@@ -144,33 +133,18 @@ class LatestExporter(Exporter):
         eval_result: Mapping[str, Any],
         is_the_final_export: bool,
     ) -> bytes:
-        result = self._saved_model_exporter.export(
-            estimator, export_path, checkpoint_path, eval_result, is_the_final_export
-        )
+        result = self._write(estimator, export_path, checkpoint_path)
         _garbage_collect_exports(export_path, self._exports_to_keep)
         return result
 
 
-class FinalExporter(Exporter):
+class FinalExporter(_SavedModelExporter):
     """Exports once: after the evaluation of the checkpoint of the last training step (``TrainSpec.max_steps``).
 
     Example:
         >>> FinalExporter("final", lambda: None).export(None, "unused", "unused", {}, False) is None
         True
     """
-
-    def __init__(
-        self,
-        name: str,
-        serving_input_receiver_fn: Callable[[], Any],
-        assets_extra: Mapping[str, str] | None = None,
-        as_text: bool = False,
-    ) -> None:
-        self._saved_model_exporter = _SavedModelExporter(name, serving_input_receiver_fn, assets_extra, as_text)
-
-    @property
-    def name(self) -> str:
-        return self._saved_model_exporter.name
 
     def export(
         self,
@@ -183,9 +157,7 @@ class FinalExporter(Exporter):
         if not is_the_final_export:
             return None
         logging.info("Performing the final export in the end of training.")
-        return self._saved_model_exporter.export(
-            estimator, export_path, checkpoint_path, eval_result, is_the_final_export
-        )
+        return self._write(estimator, export_path, checkpoint_path)
 
 
 def _loss_smaller(best_eval_result: Mapping[str, Any], current_eval_result: Mapping[str, Any]) -> bool:
@@ -209,7 +181,7 @@ def _check_compare_fn(compare_fn: Callable[..., bool] | None) -> None:
         raise ValueError(f"compare_fn ({compare_fn}) has following not expected args: {extra}")
 
 
-class BestExporter(Exporter):
+class BestExporter(_SavedModelExporter):
     """Exports when an evaluation is better than every one before it: ``compare_fn(best_eval_result=...,
     current_eval_result=...)`` says so (default: a smaller ``loss``). The best so far is first read from the
     evaluation summaries already written under the model directory (``event_file_pattern``), so a restarted
@@ -237,16 +209,12 @@ class BestExporter(Exporter):
     ) -> None:
         _check_compare_fn(compare_fn)
         self._compare_fn = compare_fn
-        self._saved_model_exporter = _SavedModelExporter(name, serving_input_receiver_fn, assets_extra, as_text)
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
         self._event_file_pattern = event_file_pattern
         self._model_dir: str | None = None
         self._best_eval_result: Mapping[str, Any] | None = None
         self._exports_to_keep = exports_to_keep
         _check_exports_to_keep(exports_to_keep)
-
-    @property
-    def name(self) -> str:
-        return self._saved_model_exporter.name
 
     def export(
         self,
@@ -267,9 +235,7 @@ class BestExporter(Exporter):
             return None
         logging.info("Performing best model export.")
         self._best_eval_result = eval_result
-        result = self._saved_model_exporter.export(
-            estimator, export_path, checkpoint_path, eval_result, is_the_final_export
-        )
+        result = self._write(estimator, export_path, checkpoint_path)
         _garbage_collect_exports(export_path, self._exports_to_keep)
         return result
 

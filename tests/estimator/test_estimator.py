@@ -188,7 +188,9 @@ def test_dnn_classifier_trains_as_the_same_graph_in_tensorflow(tmp_path):
     np.testing.assert_allclose(result["loss"], expected_loss, rtol=1e-5)
     np.testing.assert_allclose(result["average_loss"], expected_loss / 12, rtol=1e-5)
     prediction = next(est.predict(dtf.estimator.inputs.numpy_input_fn(FEATURES, batch_size=12, shuffle=False)))
-    assert sorted(prediction) == ["class_ids", "classes", "logits", "probabilities"]
+    assert sorted(prediction) == ["all_class_ids", "all_classes", "class_ids", "classes", "logits", "probabilities"]
+    assert prediction["all_class_ids"].tolist() == list(range(len(prediction["probabilities"])))
+    assert prediction["all_classes"].tolist() == [str(c).encode() for c in prediction["all_class_ids"]]
     assert prediction["classes"][0] == str(prediction["class_ids"][0]).encode()
 
 

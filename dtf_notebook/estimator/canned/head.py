@@ -81,11 +81,14 @@ def _weights(features: dict[str, Any], weight_column: Any, logits: Any) -> Any:
     return expand_dims(weights, -1) if weights.shape.ndims == 1 else weights
 
 
-def _classification_output(scores: Any, n_classes: int, label_vocabulary: Any) -> ClassificationOutput:
-    """TF1's: the scores with every class's name (its vocabulary entry, or its id as a string) for each example."""
-    names = convert_to_tensor(list(label_vocabulary)) if label_vocabulary else as_string(math_range(n_classes))
-    batch = shape(scores)[0]
-    return ClassificationOutput(scores=scores, classes=tile(expand_dims(names, 0), stack([batch, 1])))
+def _all_class_ids_and_classes(logits: Any, n_classes: int, label_vocabulary: Any) -> tuple[Any, Any]:
+    """TF1's ``all_class_ids`` (int32) and ``all_classes`` (their names: vocabulary entries, or the ids as strings):
+    every class, once per example (``all_classes`` is also what a Classify signature serves as its classes)."""
+    batch = shape(logits)[0]
+    ids = tile(expand_dims(math_range(n_classes), 0), stack([batch, 1]))
+    if label_vocabulary:
+        return ids, tile(expand_dims(convert_to_tensor(list(label_vocabulary)), 0), stack([batch, 1]))
+    return ids, as_string(ids)
 
 
 def _served(default: Any, api_key: str, predictions: dict[str, Any]) -> dict[str, Any]:
@@ -212,11 +215,14 @@ class MultiClassHead(_Head):
             from dtf_notebook.ops.array.gather import gather
 
             classes = gather(convert_to_tensor(list(self._label_vocabulary)), class_ids, name="classes")
+        all_ids, all_classes = _all_class_ids_and_classes(logits, self._n_classes, self._label_vocabulary)
         return {
             "logits": logits,
             "probabilities": softmax(logits, name="probabilities"),
             "class_ids": class_ids,
             "classes": classes,
+            "all_class_ids": all_ids,
+            "all_classes": all_classes,
         }
 
     def _metrics(self, labels: Any, predictions: dict[str, Any], unreduced: Any, weights: Any) -> dict[str, Any]:
@@ -227,7 +233,7 @@ class MultiClassHead(_Head):
             }
 
     def _export_outputs(self, predictions: dict[str, Any]) -> dict[str, Any]:
-        output = _classification_output(predictions["probabilities"], self._n_classes, self._label_vocabulary)
+        output = ClassificationOutput(scores=predictions["probabilities"], classes=predictions["all_classes"])
         return _served(output, CLASSIFY, predictions)
 
 
@@ -264,12 +270,15 @@ class BinaryClassHead(_Head):
             from dtf_notebook.ops.array.gather import gather
 
             classes = gather(convert_to_tensor(list(self._label_vocabulary)), class_ids, name="classes")
+        all_ids, all_classes = _all_class_ids_and_classes(logits, 2, self._label_vocabulary)
         return {
             "logits": logits,
             "logistic": sigmoid(logits, name="logistic"),
             "probabilities": softmax(two_class, name="probabilities"),
             "class_ids": class_ids,
             "classes": classes,
+            "all_class_ids": all_ids,
+            "all_classes": all_classes,
         }
 
     def _metrics(self, labels: Any, predictions: dict[str, Any], unreduced: Any, weights: Any) -> dict[str, Any]:
@@ -292,7 +301,7 @@ class BinaryClassHead(_Head):
             return metrics
 
     def _export_outputs(self, predictions: dict[str, Any]) -> dict[str, Any]:
-        output = _classification_output(predictions["probabilities"], 2, self._label_vocabulary)
+        output = ClassificationOutput(scores=predictions["probabilities"], classes=predictions["all_classes"])
         served = _served(output, CLASSIFY, predictions)
         served[REGRESS] = RegressionOutput(value=predictions["logistic"])
         return served

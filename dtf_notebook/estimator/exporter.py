@@ -79,6 +79,12 @@ class _SavedModelExporter(Exporter):
         )
 
 
+def export_path(estimator: Any, name: str) -> str:
+    """Where ``train_and_evaluate`` and an ``Experiment`` have the exporter or strategy ``name`` write:
+    ``<model_dir>/export/<name>``."""
+    return file_io.join(os.fsdecode(estimator.model_dir), "export", name)
+
+
 def _check_exports_to_keep(exports_to_keep: int | None) -> None:
     if exports_to_keep is not None and exports_to_keep <= 0:
         raise ValueError(f"`exports_to_keep`, if provided, must be a positive number. Got {exports_to_keep}")
@@ -242,7 +248,7 @@ class BestExporter(_SavedModelExporter):
     def _best_in_events(self, pattern: str, current_step: Any) -> dict[str, float] | None:
         """The best evaluation among the scalar summaries of the event files matching ``pattern``, leaving out the
         current evaluation's (at ``current_step``: it is written before the exporters run, and would otherwise
-        stop the first export, which TF guards against the same way)."""
+        stop the first export; TF guards against that too)."""
         best: dict[str, float] | None = None
         for path in glob(pattern):
             for event in summary_iterator(path):

@@ -16,16 +16,14 @@ Example:
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from dtf_notebook.distributed.server import Server
 from dtf_notebook.estimator.estimator import Estimator
-from dtf_notebook.estimator.exporter import Exporter
+from dtf_notebook.estimator.exporter import Exporter, export_path
 from dtf_notebook.estimator.run_config import TaskType
-from dtf_notebook.lib.io import file_io
 from dtf_notebook.platform import tf_logging as logging
 from dtf_notebook.train.checkpoint_saver_hook import CheckpointSaverListener
 from dtf_notebook.train.hook_timers import SecondOrStepTimer
@@ -229,11 +227,10 @@ class _Evaluator:
         return _EvalResult("evaluated", metrics, path, exports)
 
     def _export(self, metrics: Any, checkpoint_path: str, is_final: bool) -> tuple:
-        base = file_io.join(os.fsdecode(self._estimator.model_dir), "export")
         return tuple(
             exporter.export(
                 estimator=self._estimator,
-                export_path=file_io.join(base, exporter.name),
+                export_path=export_path(self._estimator, exporter.name),
                 checkpoint_path=checkpoint_path,
                 eval_result=metrics,
                 is_the_final_export=is_final,

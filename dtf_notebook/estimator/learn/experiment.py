@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 from dtf_notebook.distributed.server import Server
 from dtf_notebook.estimator.estimator import Estimator
+from dtf_notebook.estimator.exporter import export_path
 from dtf_notebook.estimator.learn.export_strategy import ExportStrategy
 from dtf_notebook.estimator.learn.run_config import Environment, RunConfig
-from dtf_notebook.lib.io import file_io
 from dtf_notebook.platform import tf_logging as logging
 from dtf_notebook.train.step_hooks import GlobalStepWaiterHook
 
@@ -226,9 +225,8 @@ class Experiment:
 
     def _maybe_export(self, eval_result: Any, checkpoint_path: str | None = None) -> list:
         """Each export strategy's export after an evaluation, into ``<model_dir>/export/<strategy name>``."""
-        base = file_io.join(os.fsdecode(self._estimator.model_dir), "export")
         return [
-            strategy.export(self._estimator, file_io.join(base, strategy.name), checkpoint_path, eval_result)
+            strategy.export(self._estimator, export_path(self._estimator, strategy.name), checkpoint_path, eval_result)
             for strategy in self._export_strategies
         ]
 

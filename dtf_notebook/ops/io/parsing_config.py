@@ -89,8 +89,9 @@ class ParseSpec:
     Attributes:
         dense_keys, dense_types, dense_shapes, dense_defaults: Dense outputs (a shape whose first dimension
             is None holds a variable number of items); defaults by key (None: a padding default).
-        sparse_keys, sparse_types: ``VarLenFeature`` outputs.
-        sparse_features: ``(key, SparseFeature)`` pairs, built from their index and value features.
+        sparse_keys, sparse_types: The variable-length outputs the op parses, as TF's ``ParseOpParams`` lists
+            them: each ``VarLenFeature``, and each ``SparseFeature``'s index keys (sorted) and value key, every key
+            once (the ``SparseFeature`` itself is built from them after the op).
     """
 
     dense_keys: list[str] = field(default_factory=list)
@@ -99,7 +100,6 @@ class ParseSpec:
     dense_defaults: dict[str, Any] = field(default_factory=dict)
     sparse_keys: list[str] = field(default_factory=list)
     sparse_types: list[dtypes.DType] = field(default_factory=list)
-    sparse_features: list[tuple[str, SparseFeature]] = field(default_factory=list)
 
     @classmethod
     def from_features(cls, features: Any, allowed: tuple[type, ...] = (), sequence: bool = False) -> ParseSpec:
@@ -123,7 +123,6 @@ dtype=tf.float32, default_value=None).
         """
         allowed = allowed or (VarLenFeature, SparseFeature, FixedLenFeature, FixedLenSequenceFeature)
         spec = cls()
-        sparse_key_set: dict[str, dtypes.DType] = {}
         for key in sorted(features or {}):
             feature = features[key]
             if not isinstance(feature, allowed):
@@ -132,30 +131,37 @@ dtype=tf.float32, default_value=None).
                 raise ValueError(f"Missing type for feature {key}. Received feature={feature}.")
             dtype = dtypes.as_dtype(feature.dtype)
             if isinstance(feature, VarLenFeature):
-                _add_sparse_key(sparse_key_set, key, dtype)
-                spec.sparse_keys.append(key)
-                spec.sparse_types.append(dtype)
+                spec._add_sparse_key(key, dtype)
             elif isinstance(feature, SparseFeature):
-                spec._add_sparse_feature(key, feature, dtype, sparse_key_set)
+                spec._add_sparse_feature(feature, dtype)
             elif isinstance(feature, FixedLenFeature):
                 spec._add_fixed(key, feature, dtype)
             else:
                 spec._add_sequence(key, feature, dtype, sequence)
-        for dtype in spec.dense_types + spec.sparse_types + [dtypes.as_dtype(f.dtype) for _, f in spec.sparse_features]:
+        for dtype in spec.dense_types + spec.sparse_types:
             if dtype not in PARSE_TYPES:
                 raise TypeError(
                     f"Value passed to parameter 'dense_defaults' has DataType {dtype.name} not in list of allowed "
                     "values: float32, int64, string"
                 )
-        common = set(spec.dense_keys) & set(sparse_key_set)
+        common = set(spec.dense_keys) & set(spec.sparse_keys)
         if common:
             raise ValueError(
                 f"Dense and sparse keys must not intersect; dense_keys: {spec.dense_keys}, sparse_keys: "
-                f"{list(sparse_key_set)}, intersection: {common}"
+                f"{spec.sparse_keys}, intersection: {common}"
             )
         return spec
 
-    def _add_sparse_feature(self, key: str, feature: SparseFeature, dtype: dtypes.DType, keys: dict) -> None:
+    def _add_sparse_key(self, key: str, dtype: dtypes.DType) -> None:
+        if key not in self.sparse_keys:
+            self.sparse_keys.append(key)
+            self.sparse_types.append(dtype)
+        elif self.sparse_types[self.sparse_keys.index(key)] != dtype:
+            raise ValueError(
+                f"Conflicting type {self.sparse_types[self.sparse_keys.index(key)]} vs {dtype} for feature {key}."
+            )
+
+    def _add_sparse_feature(self, feature: SparseFeature, dtype: dtypes.DType) -> None:
         if not feature.index_key:
             raise ValueError(f"Missing index_key for SparseFeature {feature}.")
         if not feature.value_key:
@@ -165,9 +171,8 @@ dtype=tf.float32, default_value=None).
         if len(sizes) != len(index_keys):
             raise ValueError("sp_ids and vocab_size have to have equal lengths.")
         for index_key in sorted(index_keys):
-            _add_sparse_key(keys, index_key, dtypes.int64)
-        _add_sparse_key(keys, feature.value_key, dtype)
-        self.sparse_features.append((key, feature))
+            self._add_sparse_key(index_key, dtypes.int64)
+        self._add_sparse_key(feature.value_key, dtype)
 
     def _add_fixed(self, key: str, feature: FixedLenFeature, dtype: dtypes.DType) -> None:
         if feature.shape is None:
@@ -212,10 +217,4 @@ dtype=tf.float32, default_value=None).
             >>> ParseSpec.from_features({"a": VarLenFeature(dtypes.int64)}).num_features
             1
         """
-        return len(self.dense_keys) + len(self.sparse_keys) + len(self.sparse_features)
-
-
-def _add_sparse_key(keys: dict[str, dtypes.DType], key: str, dtype: dtypes.DType) -> None:
-    if key in keys and keys[key] != dtype:
-        raise ValueError(f"Conflicting type {keys[key]} vs {dtype} for feature {key}.")
-    keys.setdefault(key, dtype)
+        return len(self.dense_keys) + len(self.sparse_keys)

@@ -103,14 +103,8 @@ def _example_outputs(serialized: Tensor, sparse_types: list, dense_types: list, 
 
 
 def _parse_example_infer(op: Operation) -> list:
-    if op.get_attr("ragged_value_types"):
+    if op.type == "ParseExampleV2" and op.get_attr("ragged_value_types"):
         raise ValueError(f"{op.name}: RaggedFeature outputs (ragged_keys) are not supported by this package")
-    return _example_outputs(
-        op.inputs[0], op.get_attr("sparse_types"), op.get_attr("Tdense"), op.get_attr("dense_shapes")
-    )
-
-
-def _parse_example_v1_infer(op: Operation) -> list:
     return _example_outputs(
         op.inputs[0], op.get_attr("sparse_types"), op.get_attr("Tdense"), op.get_attr("dense_shapes")
     )
@@ -149,22 +143,16 @@ class _ExampleSpecs:
         self._last = ((sparse_keys, dense_keys), sparse, dense)
         return sparse, dense
 
-
-def _run_parse(
-    specs: _ExampleSpecs,
-    op: Operation,
-    serialized: Any,
-    names: Any,
-    sparse_keys: tuple,
-    dense_keys: tuple,
-    defaults: list,
-) -> Any:
-    sparse, attrs = specs.get(sparse_keys, dense_keys)
-    single = np.ndim(serialized) == 0
-    dense = _dense_specs(attrs, defaults)
-    dense_out, sparse_out = parse_examples(_byte_list(serialized), _byte_list(names) or None, single, dense, sparse)
-    outs = [_out(t[i]) for i in range(3) for t in sparse_out] + [_out(d) for d in dense_out]
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    def parse(self, serialized: Any, names: Any, sparse_keys: tuple, dense_keys: tuple, defaults: list) -> Any:
+        """The op's outputs for one run: sparse indices, values and shapes, then the dense values."""
+        sparse, attrs = self.get(sparse_keys, dense_keys)
+        single = np.ndim(serialized) == 0
+        names_list = _byte_list(names) or None
+        dense_out, sparse_out = parse_examples(
+            _byte_list(serialized), names_list, single, _dense_specs(attrs, defaults), sparse
+        )
+        outs = [_out(t[i]) for i in range(3) for t in sparse_out] + [_out(d) for d in dense_out]
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 def _parse_example_kernel(op: Operation, ctx: Any) -> Any:
@@ -173,7 +161,7 @@ def _parse_example_kernel(op: Operation, ctx: Any) -> Any:
     def run(serialized: Any, names: Any, sparse_keys: Any, dense_keys: Any, ragged_keys: Any, *defaults: Any) -> Any:
         if _byte_list(ragged_keys):
             raise errors.InvalidArgumentError(None, op, f"{op.name}: RaggedFeature keys are not supported here")
-        return _run_parse(specs, op, serialized, names, _keys(sparse_keys), _keys(dense_keys), list(defaults))
+        return specs.parse(serialized, names, _keys(sparse_keys), _keys(dense_keys), list(defaults))
 
     return run
 
@@ -185,7 +173,7 @@ def _parse_example_v1_kernel(op: Operation, ctx: Any) -> Any:
     def run(serialized: Any, names: Any, *rest: Any) -> Any:
         sparse_keys = tuple(k for v in rest[:n_sparse] for k in _keys(v))
         dense_keys = tuple(k for v in rest[n_sparse : n_sparse + n_dense] for k in _keys(v))
-        return _run_parse(specs, op, serialized, names, sparse_keys, dense_keys, list(rest[n_sparse + n_dense :]))
+        return specs.parse(serialized, names, sparse_keys, dense_keys, list(rest[n_sparse + n_dense :]))
 
     return run
 
@@ -200,7 +188,7 @@ op_registry.register_op(
 # TF 1.x wrote this op (keys as one scalar input each); its graphs import and run here.
 op_registry.register_op(
     "ParseExample",
-    infer=_parse_example_v1_infer,
+    infer=_parse_example_infer,
     kernel=_parse_example_v1_kernel,
     grad=op_registry.NOT_DIFFERENTIABLE,
     cpu_only=True,
@@ -222,33 +210,14 @@ def _default_tensor(spec: ParseSpec, key: str, dtype: dtypes.DType, shape: Tenso
     return array_ops.reshape(convert_to_tensor(value, dtype=dtype, name="key_" + safe), shape.as_list())
 
 
-def _raw_sparse(spec: ParseSpec) -> tuple[list[str], list[dtypes.DType]]:
-    """The VarLen outputs the op parses, in TF's order: each ``VarLenFeature`` and each ``SparseFeature``'s index
-    keys (sorted) and value key, by sorted feature key, each key once."""
-    keys: dict[str, dtypes.DType] = {}
-    features = dict(spec.sparse_features)
-    varlen = dict(zip(spec.sparse_keys, spec.sparse_types))
-    for key in sorted([*varlen, *features]):
-        if key in varlen:
-            keys.setdefault(key, varlen[key])
-            continue
-        feature = features[key]
-        index_keys = [feature.index_key] if isinstance(feature.index_key, str) else list(feature.index_key)
-        for index_key in sorted(index_keys):
-            keys.setdefault(index_key, dtypes.int64)
-        keys.setdefault(feature.value_key, dtypes.as_dtype(feature.dtype))
-    return list(keys), list(keys.values())
-
-
 def _parse_example_op(serialized: Tensor, names: Any, spec: ParseSpec) -> dict[str, Tensor | SparseTensor]:
     """The ``ParseExampleV2`` op of ``spec`` (TF's inputs, attrs and names), as ``{raw key: output}``: the
     ``SparseFeature``s are built from these outside the caller's scope, as TF does."""
     defaults = [_default_tensor(spec, k, t, s) for k, t, s in zip(spec.dense_keys, spec.dense_types, spec.dense_shapes)]
-    sparse_keys, sparse_types = _raw_sparse(spec)
     attrs = {
         "Tdense": list(spec.dense_types),
-        "num_sparse": len(sparse_keys),
-        "sparse_types": sparse_types,
+        "num_sparse": len(spec.sparse_keys),
+        "sparse_types": list(spec.sparse_types),
         "ragged_value_types": [],
         "ragged_split_types": [],
         "dense_shapes": [s.as_tuple() for s in spec.dense_shapes],
@@ -257,17 +226,12 @@ def _parse_example_op(serialized: Tensor, names: Any, spec: ParseSpec) -> dict[s
         # (the key inputs are made inside the op's scope, as TF's generated op function makes them)
         key_inputs = [
             convert_to_tensor([] if names is None else names, dtype=dtypes.string, name="names"),
-            constant(sparse_keys, dtype=dtypes.string, name="sparse_keys"),
+            constant(list(spec.sparse_keys), dtype=dtypes.string, name="sparse_keys"),
             constant(list(spec.dense_keys), dtype=dtypes.string, name="dense_keys"),
             constant([], dtype=dtypes.string, name="ragged_keys"),
         ]
         op = make_op("ParseExampleV2", [serialized, *key_inputs, *defaults], attrs, name=scope)
-    outs = list(op.outputs)
-    n = len(sparse_keys)
-    result: dict[str, Tensor | SparseTensor] = {
-        key: SparseTensor(outs[i], outs[n + i], outs[2 * n + i]) for i, key in enumerate(sparse_keys)
-    }
-    result.update(zip(spec.dense_keys, outs[3 * n :]))
+    result, _ = _split_outputs(list(op.outputs), spec)
     return result
 
 

@@ -113,6 +113,30 @@ def sample(code: str, env: dict[str, str], timeout: float = 300) -> dict[str, fl
     return out
 
 
+def compiled_share(repo: str = REPO) -> tuple[int, int]:
+    """(modules with current bytecode, modules) of the ``dtf_notebook`` package in the checkout ``repo``.
+
+    Where ``PYTHONDONTWRITEBYTECODE`` is set, a checkout nobody byte-compiled (``scripts/setup.sh`` does) compiles
+    every module it imports from source in every fresh process: about half a second of each cold start here.
+
+    Example:
+        >>> current, modules = compiled_share()
+        >>> 0 <= current <= modules
+        True
+    """
+    import importlib.util
+
+    current = modules = 0
+    for directory, _, files in os.walk(os.path.join(repo, "dtf_notebook")):
+        for name in files:
+            if name.endswith(".py"):
+                source = os.path.join(directory, name)
+                cached = importlib.util.cache_from_source(source)
+                modules += 1
+                current += os.path.exists(cached) and os.path.getmtime(cached) >= os.path.getmtime(source)
+    return current, modules
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -152,6 +176,10 @@ def main() -> None:
         return f"{min(values):.2f}-{max(values):.2f}"
 
     print(f"cpu count {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, {args.repeats} fresh processes each (medians)")
+    trees = [("this checkout", REPO)] + ([("baseline", os.path.abspath(args.baseline))] if args.baseline else [])
+    for label, repo in trees:
+        current, modules = compiled_share(repo)
+        print(f"bytecode, {label}: {current} of {modules} modules compiled and current")
     print(f"{'':34s} {'imported':>9s} {'cluster up':>11s} {'op on 3 tasks':>14s}  spread of the last")
     rows = (("dtf", "dtf_notebook (LocalCluster)"), ("baseline", "baseline checkout"), ("tf", "TF 2.21 (3 servers)"))
     for name, label in rows:

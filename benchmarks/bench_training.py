@@ -306,8 +306,22 @@ def client_layout(
         per_step = runs[0][0]["per_step"]
         rates = [_layout.combined(out, per_step)["rate"] for out in runs]
         times = [t for out in runs for r in out for t in r["times"]]
-        summary[key] = {"rate": statistics.median(rates), **_layout.summary(times)}
+        cpu = statistics.median(cpu_per_step(out) for out in runs)
+        summary[key] = {"rate": statistics.median(rates), "cpu": cpu, **_layout.summary(times)}
     return summary
+
+
+def cpu_per_step(out: list[dict[str, Any]]) -> float:
+    """CPU seconds per step of every process of one run: the servers (read by the first client over its window)
+    and each client's own, over all clients' steps.
+
+    Example:
+        >>> cpu_per_step([{"steps": 10, "cpu": {"client": 0.01, "ps0": 0.02}}, {"steps": 10, "cpu": {"client": 0.01}}])
+        0.002
+    """
+    servers = sum(v for k, v in out[0]["cpu"].items() if k != "client")
+    clients = sum(r["cpu"]["client"] for r in out)
+    return round((servers + clients) / sum(r["steps"] for r in out), 9)
 
 
 def print_layout(summary: dict[tuple[str, str], dict[str, float]], workers: list[int], rows: int, libs: list[str]):
@@ -350,6 +364,15 @@ def print_layout(summary: dict[tuple[str, str], dict[str, float]], workers: list
     print(f"{label:52s} {cell(('latency', 'tf'), 'us')} {cell(('latency', 'dtf'), 'us')}  {ratio('latency', 'us')}")
     label = "64 MiB ps->worker (reduced on the worker), MB/s"
     print(f"{label:52s} {cell(('transfer', 'tf'), 'mb')} {cell(('transfer', 'dtf'), 'mb')}  {ratio('transfer', 'mb')}")
+    print()
+    print("CPU time of every process (servers and clients) per step, ms: what bounds throughput on saturated cores")
+    print(f"{'workload':52s} {'TF 2.21':>10s} {'dtf_notebook':>13s}  ratio")
+    for name in [f"mlp{n}" for n in workers] + ["embedding", "latency", "transfer"]:
+        ours, tf = summary.get((name, "dtf")), summary.get((name, "tf"))
+        if ours:
+            theirs = f"{tf['cpu'] * 1e3:10.2f}" if tf else f"{'-':>10s}"
+            share = f"{ours['cpu'] / tf['cpu']:.2f}x TF's" if tf else ""
+            print(f"{name:52s} {theirs} {ours['cpu'] * 1e3:13.2f}  {share}")
     print()
     if "base" not in libs:
         return

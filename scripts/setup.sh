@@ -74,6 +74,8 @@ fi
 # test's fresh interpreter) would compile the modules it imports from source again (about 400 for compat.v1: 0.6 s
 # of its 0.9 s import). A wheel install compiles them; so does this step, rewriting only what is out of date.
 log "bytecode of dtf_notebook (compileall)"
-"$PYTHON" -m compileall -q -j 0 dtf_notebook >/dev/null
+if ! "$PYTHON" -m compileall -q -j 0 dtf_notebook >/dev/null; then
+    log "warning: some of dtf_notebook could not be byte-compiled (\`python -m compileall dtf_notebook\` says why)"
+fi
 
 log "ok: $("$PYTHON" -c 'import torch, dtf_notebook; print("torch", torch.__version__, "| dtf_notebook", dtf_notebook.__file__)')"

@@ -51,7 +51,8 @@ class Exporter(abc.ABC):
 
 
 class _SavedModelExporter(Exporter):
-    """What the exporters share: a name, and a SavedModel written by ``estimator.export_saved_model``."""
+    """What the exporters share: a name, and a SavedModel written by ``estimator.export_saved_model``, after which
+    only the ``exports_to_keep`` newest exports stay (None: all)."""
 
     def __init__(
         self,
@@ -59,24 +60,29 @@ class _SavedModelExporter(Exporter):
         serving_input_receiver_fn: Callable[[], Any],
         assets_extra: Mapping[str, str] | None = None,
         as_text: bool = False,
+        exports_to_keep: int | None = None,
     ) -> None:
         self._name = name
         self._serving_input_receiver_fn = serving_input_receiver_fn
         self._assets_extra = assets_extra
         self._as_text = as_text
+        _check_exports_to_keep(exports_to_keep)
+        self._exports_to_keep = exports_to_keep
 
     @property
     def name(self) -> str:
         return self._name
 
     def _write(self, estimator: Any, export_path: str, checkpoint_path: str) -> bytes:
-        return estimator.export_saved_model(
+        result = estimator.export_saved_model(
             export_path,
             self._serving_input_receiver_fn,
             assets_extra=self._assets_extra,
             as_text=self._as_text,
             checkpoint_path=checkpoint_path,
         )
+        _garbage_collect_exports(export_path, self._exports_to_keep)
+        return result
 
 
 def export_path(estimator: Any, name: str) -> str:
@@ -127,9 +133,7 @@ class LatestExporter(_SavedModelExporter):
         as_text: bool = False,
         exports_to_keep: int | None = 5,
     ) -> None:
-        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
-        self._exports_to_keep = exports_to_keep
-        _check_exports_to_keep(exports_to_keep)
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text, exports_to_keep)
 
     def export(
         self,
@@ -139,9 +143,7 @@ class LatestExporter(_SavedModelExporter):
         eval_result: Mapping[str, Any],
         is_the_final_export: bool,
     ) -> bytes:
-        result = self._write(estimator, export_path, checkpoint_path)
-        _garbage_collect_exports(export_path, self._exports_to_keep)
-        return result
+        return self._write(estimator, export_path, checkpoint_path)
 
 
 class FinalExporter(_SavedModelExporter):
@@ -215,12 +217,10 @@ class BestExporter(_SavedModelExporter):
     ) -> None:
         _check_compare_fn(compare_fn)
         self._compare_fn = compare_fn
-        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text, exports_to_keep)
         self._event_file_pattern = event_file_pattern
         self._model_dir: str | None = None
         self._best_eval_result: Mapping[str, Any] | None = None
-        self._exports_to_keep = exports_to_keep
-        _check_exports_to_keep(exports_to_keep)
 
     def export(
         self,
@@ -241,9 +241,7 @@ class BestExporter(_SavedModelExporter):
             return None
         logging.info("Performing best model export.")
         self._best_eval_result = eval_result
-        result = self._write(estimator, export_path, checkpoint_path)
-        _garbage_collect_exports(export_path, self._exports_to_keep)
-        return result
+        return self._write(estimator, export_path, checkpoint_path)
 
     def _best_in_events(self, pattern: str, current_step: Any) -> dict[str, float] | None:
         """The best evaluation among the scalar summaries of the event files matching ``pattern``, leaving out the

@@ -292,6 +292,26 @@ def current_value(resource: VariableResource) -> torch.Tensor:
     return value
 
 
+def subtract_rows(target: torch.Tensor, index: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """``target[index[i]] -= rows[i]`` along axis 0, in place (repeated indices accumulate); returns ``target``.
+
+    Bit for bit ``index_add_(0, index, rows, alpha=-1)``, which torch runs on a slow path for more than a few rows
+    (1.6x slower for 341 rows of 20, 17x for 4,096 scalar rows): from 128 rows on, the negated rows are added
+    instead (``a + (-b)`` is ``a - b`` in IEEE arithmetic).
+
+    Example:
+        >>> import torch
+        >>> subtract_rows(torch.zeros(3), torch.tensor([0, 2, 0]), torch.tensor([1.0, 2.0, 3.0]))
+        tensor([-4.,  0., -2.])
+    """
+    if index.numel() >= _NEGATE_FROM_ROWS:
+        return target.index_add_(0, index, rows.neg())
+    return target.index_add_(0, index, rows, alpha=-1)
+
+
+_NEGATE_FROM_ROWS = 128
+
+
 def row_scatter_kernel(combine: Any) -> Any:
     """The kernel factory of a ``Scatter*`` op on rows of a variable's first axis: ``combine(current, idx, rows)``
     writes ``rows`` (updates shaped ``indices.shape + ref.shape[1:]``, a scalar broadcast) into the variable at
@@ -351,7 +371,7 @@ def _scatter_op(op_type: str, update: Any) -> None:
 
 _scatter_op("ScatterUpdate", lambda cur, idx, rows: cur.index_copy_(0, idx, rows))
 _scatter_op("ScatterAdd", lambda cur, idx, rows: cur.index_add_(0, idx, rows))
-_scatter_op("ScatterSub", lambda cur, idx, rows: cur.index_add_(0, idx, rows, alpha=-1))
+_scatter_op("ScatterSub", subtract_rows)
 
 
 def build_scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool, name: str | None) -> Tensor:

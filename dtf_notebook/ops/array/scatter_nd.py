@@ -40,6 +40,7 @@ from dtf_notebook.ops.array.shape_ops import shape
 from dtf_notebook.ops.array.static_values import partial_shape
 from dtf_notebook.ops.identity_ops import identity
 from dtf_notebook.ops.op_helpers import check_dtype, make_op
+from dtf_notebook.ops.state_ops import subtract_rows
 
 __all__ = [
     "gather_nd",
@@ -325,11 +326,7 @@ def _tensor_scatter_min_max_grad(op: Operation, grad: Any) -> list[Any]:
 for _type, _combine, _grad in (
     ("TensorScatterUpdate", lambda flat, rows, values: flat.index_copy_(0, rows, values), _tensor_scatter_update_grad),
     ("TensorScatterAdd", lambda flat, rows, values: flat.index_add_(0, rows, values), _tensor_scatter_add_grad),
-    (
-        "TensorScatterSub",
-        lambda flat, rows, values: flat.index_add_(0, rows, values, alpha=-1),
-        _tensor_scatter_sub_grad,
-    ),
+    ("TensorScatterSub", subtract_rows, _tensor_scatter_sub_grad),
     ("TensorScatterMax", _scatter_reduce("amax"), _tensor_scatter_min_max_grad),
     ("TensorScatterMin", _scatter_reduce("amin"), _tensor_scatter_min_max_grad),
 ):

@@ -30,7 +30,14 @@ from dtf_notebook.framework.tensor_shape import TensorShape
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.ops.array.diagnostics import fmt_dims, invalid
 from dtf_notebook.ops.array.scatter_nd import _as_rows, _check_updates, _rows  # the n-d indexing shared with ScatterNd
-from dtf_notebook.ops.state_ops import build_scatter, current_value, locked, register_scatter, row_scatter_kernel
+from dtf_notebook.ops.state_ops import (
+    build_scatter,
+    current_value,
+    locked,
+    register_scatter,
+    row_scatter_kernel,
+    subtract_rows,
+)
 from dtf_notebook.runtime.resources import VariableResource
 
 __all__ = [
@@ -114,7 +121,7 @@ def _reduce_rows(reduce: str) -> Callable[[torch.Tensor, torch.Tensor, torch.Ten
 for _type, _infer, _kernel in (
     ("ScatterNdUpdate", _nd_infer, _nd_kernel(lambda flat, rows, vals: flat.index_copy_(0, rows, vals))),
     ("ScatterNdAdd", _nd_infer, _nd_kernel(lambda flat, rows, vals: flat.index_add_(0, rows, vals))),
-    ("ScatterNdSub", _nd_infer, _nd_kernel(lambda flat, rows, vals: flat.index_add_(0, rows, vals, alpha=-1))),
+    ("ScatterNdSub", _nd_infer, _nd_kernel(subtract_rows)),
     ("ScatterMul", _row_infer, row_scatter_kernel(_reduce_rows("prod"))),
     ("ScatterDiv", _row_infer, row_scatter_kernel(_divide_rows)),
     ("ScatterMax", _row_infer, row_scatter_kernel(_reduce_rows("amax"))),

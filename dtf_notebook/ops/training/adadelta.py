@@ -21,6 +21,7 @@ from typing import Any
 
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops.state_ops import subtract_rows
 from dtf_notebook.ops.training.kernel_support import Scalars, dense_kernel, sparse_kernel
 from dtf_notebook.ops.training.op_specs import build, register
 
@@ -107,7 +108,7 @@ def _sparse(op: Any, ctx: Any) -> Callable[..., None]:
         delta = _step(scalars, a, u, (lr, rho, epsilon), grad)
         accum.index_copy_(0, idx, a)
         accum_update.index_copy_(0, idx, u)
-        var.index_add_(0, idx, delta, alpha=-1)
+        subtract_rows(var, idx, delta)
 
     return rows
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from dtf_notebook.framework.tensor import Tensor
 from dtf_notebook.lazy_modules import torch
+from dtf_notebook.ops.state_ops import subtract_rows
 from dtf_notebook.ops.training.kernel_support import Scalars, rmsprop_scalars, sparse_kernel
 from dtf_notebook.ops.training.op_specs import build, register
 
@@ -67,7 +68,7 @@ def _sparse_momentum_kernel(op: Any, ctx: Any) -> Callable[..., None]:
             delta = grad * lr + a * lr_momentum
         else:
             delta = a * lr
-        var.index_add_(0, idx, delta, alpha=-1)
+        subtract_rows(var, idx, delta)
 
     return rows
 
@@ -123,7 +124,7 @@ def _sparse_adagrad_kernel(op: Any, ctx: Any) -> Callable[..., None]:
         else:
             # TF's scalar-row loop divides by sqrt instead of multiplying by rsqrt.
             delta = grad * lr / torch.sqrt(a)
-        var.index_add_(0, idx, delta, alpha=-1)
+        subtract_rows(var, idx, delta)
 
     return rows
 
@@ -209,7 +210,7 @@ def _rms_rows(op: Any) -> Callable[..., None]:
             denom = denom - mg_rows * mg_rows
         mom_rows = mom.index_select(0, idx).mul_(momentum).add_(torch.rsqrt(denom) * lr * grad)
         mom.index_copy_(0, idx, mom_rows)
-        var.index_add_(0, idx, mom_rows, alpha=-1)
+        subtract_rows(var, idx, mom_rows)
 
     return rows
 

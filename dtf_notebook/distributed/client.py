@@ -198,6 +198,75 @@ class Client:
                 )
             _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
 
+    def call_all(
+        self, requests: Sequence[tuple[str, str, dict[str, Any], Sequence[Any]]], timeout: float | None = None
+    ) -> list[tuple[dict[str, Any], list[Any]]]:
+        """Sends every ``(address, method, header, tensors)`` request at once, one address each, and returns their
+        ``(reply_header, reply_tensors)`` in order once all have answered; as :meth:`call` (the calling thread's
+        sockets, the same deadline, pings and dead-peer checks), but the first failure is raised as soon as it
+        comes, leaving the others unanswered (their late replies are dropped).
+
+        Example:
+            >>> from dtf_notebook.distributed.service_socket import ServiceSocket
+            >>> servers = [ServiceSocket("127.0.0.1:0", lambda m, h, t, k=k: ({"n": h["n"] * k}, [])) for k in (2, 3)]
+            >>> client = Client()
+            >>> [h["n"] for h, _ in client.call_all([(s.address, "Times", {"n": 7}, []) for s in servers], timeout=5)]
+            [14, 21]
+            >>> client.close(); [s.close() for s in servers] and None
+        """
+        replies: list[Any] = [None] * len(requests)
+        # Request id -> (its index, address, socket, handshake watch, breaks before it went out).
+        waiting: dict[int, tuple[int, str, Any, HandshakeWatch, int]] = {}
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        poller = zmq.Poller()
+        for index, (address, method, header, tensors) in enumerate(requests):
+            sock, handshakes, req_id, _, _, breaks = self._send_from_thread(
+                address, method, header, tensors, None if deadline is None else deadline - time.monotonic(), True
+            )
+            waiting[req_id] = (index, address, sock, handshakes, breaks)
+            poller.register(sock, zmq.POLLIN)
+        heard = {address: start for address, *_ in requests}
+        pinged = dict(heard)
+        while waiting:
+            now = time.monotonic()
+            wait = self.heartbeat_interval if deadline is None else min(self.heartbeat_interval, deadline - now)
+            if wait <= 0:
+                late = sorted(address for _, address, *_ in waiting.values())
+                raise errors.DeadlineExceededError(None, None, f"No reply from {late} within {timeout:.3g} s")
+            ready = dict(poller.poll(int(wait * 1000) + 1))
+            polled = time.monotonic()
+            quiet = {}
+            for req_id, (index, address, sock, handshakes, breaks) in list(waiting.items()):
+                if req_id not in waiting:
+                    continue  # answered by a read below for another request on the same socket
+                method = requests[index][1]
+                if sock in ready:
+                    ready.pop(sock)
+                    reply, tensors = self._read_reply(sock, address)
+                    heard[address] = time.monotonic()
+                    answered = waiting.pop(reply.get("id"), None) if reply is not None else None
+                    if answered is None:
+                        self._check_connection(address, handshakes, breaks, method)  # a pong, or a late reply
+                        continue
+                    if "error" in reply:
+                        raise wire.decode_error(reply["error"])
+                    replies[answered[0]] = (reply, tensors)
+                    continue
+                self._check_connection(address, handshakes, breaks, method)
+                quiet[address] = sock
+            for address, sock in quiet.items():
+                silent = polled - heard[address]
+                if silent > self.dead_after:
+                    self._drop_thread_socket(address)
+                    raise errors.UnavailableError(
+                        None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
+                    )
+                if polled - pinged[address] >= self.heartbeat_interval:
+                    pinged[address] = polled
+                    _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+        return replies
+
     def _check_connection(self, address: str, handshakes: HandshakeWatch, breaks: int, method: str) -> None:
         """Raises UnavailableError when the connection a call's request went out on (``breaks`` connections of
         the thread's socket had broken before) broke since: the reply can never come."""

@@ -12,9 +12,8 @@ task, so no partition waits forever on a tensor that will never come.
 Requests: ``CreateSession`` (graph, config) → session_handle; ``ExtendSession``
 (session_handle, graph); ``RunStep`` (session_handle, feeds, fetches, targets,
 timeout, trace, want_route) + feed tensors → fetch tensors (with ``trace``, each partition's node
-timings and the bytes sent between tasks; with ``want_route``, for a step of one
-partition, the ``route`` its client may use to run it on that task directly, see
-``MasterSession._route``); ``CloseSession``; ``ListDevices``;
+timings and the bytes sent between tasks; with ``want_route``, the ``route`` its client may use
+to run the step's partitions on their tasks directly, see ``MasterSession._route``); ``CloseSession``; ``ListDevices``;
 ``Reset`` (containers). Read-only: ``GetPlacement`` (session_handle, feeds,
 fetches, targets) → the node placement and the edges between tasks of that
 step; ``GetClusterSpec`` → the cluster's job → task index → address.
@@ -93,7 +92,7 @@ class _StepPlan:
         self.version = -1  # the graph version this plan was last checked against
         self.users = 0
         self.retired = False
-        # One partition: what a client needs to run it directly (see MasterSession.route), else None.
+        # What a client needs to run the plan's partitions directly (see MasterSession._route), or None.
         self.route: dict[str, Any] | None = None
         # Each task's partition as RunMetadata.partition_graphs shows it: its nodes' names, ops, devices, inputs.
         self.partition_graphs: list[dict[str, Any]] = []
@@ -306,29 +305,33 @@ class MasterSession:
         return plan
 
     def _route(self, plan: _StepPlan) -> dict[str, Any] | None:
-        """How a client may run ``plan`` without this master: for a plan of one partition, its task's address (None:
-        this master's own), graph handle and incarnation, and where feeds and fetches go; None otherwise.
+        """How a client may run ``plan`` without this master (None when it may not): for a plan of one partition,
+        its task's address (None: this master's own), graph handle and incarnation, and where feeds and fetches go;
+        for several partitions, ``{"parts": [...]}`` with one such route per task, all run at once under one step id.
 
-        Only a step of one partition can: it needs no rendezvous between tasks and nothing to abort elsewhere. The
-        master stays in charge of the session: closing it deregisters the partition with ``cancel``, so the task
-        cancels the client's steps still running there. With ``session_gc_secs`` every step goes through the master,
-        which must see the session in use to keep it.
+        The master stays in charge of the session: closing it deregisters the partitions with ``cancel``, so the
+        tasks cancel the client's steps still running there. Every partition pings this master while it waits for
+        a tensor, as in a step the master runs, and a client that fails or gives up aborts the step on every task as
+        the master would. With ``session_gc_secs`` every step goes through the master, which must see the session in
+        use to keep it.
         """
-        if len(plan.handles) != 1 or plan.fed_fetches or self.master.session_gc_secs > 0:
+        if not plan.handles or plan.fed_fetches or self.master.session_gc_secs > 0:
             return None  # (a fed value fetched back is a copy through the master, never the caller's own object)
-        ((task, handle),) = plan.handles.items()
-        own = task == self.master.task_name
-        return {
-            "task": task,
-            "address": None if own else self.master.task_address(task),
-            "graph_handle": handle,
-            "incarnation": self.incarnations.get(task),
-            "master": self.master.address,
-            "master_incarnation": self.master.incarnation,
-            "feeds": [list(f) for f in plan.feeds.get(task, [])],
-            "fetches": [list(f) for f in plan.fetches.get(task, [])],
-            "targets": list(plan.targets.get(task, [])),
-        }
+        parts = [
+            {
+                "task": task,
+                "address": None if task == self.master.task_name else self.master.task_address(task),
+                "graph_handle": handle,
+                "incarnation": self.incarnations.get(task),
+                "master": self.master.address,
+                "master_incarnation": self.master.incarnation,
+                "feeds": [list(f) for f in plan.feeds.get(task, [])],
+                "fetches": [list(f) for f in plan.fetches.get(task, [])],
+                "targets": list(plan.targets.get(task, [])),
+            }
+            for task, handle in plan.handles.items()
+        ]
+        return parts[0] if len(parts) == 1 else {"parts": parts}
 
     def route(self, feeds: list[str], fetches: list[str], targets: list[str]) -> dict[str, Any] | None:
         """The route of this signature's current plan (see :meth:`_route`), None when it has none or no plan."""

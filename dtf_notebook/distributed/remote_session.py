@@ -3,8 +3,8 @@
 The backend sends the graph when the session is created and only the new
 nodes afterwards (the whole graph again if existing nodes were rewired).
 Feeds travel as raw tensor frames; fetched values come back the same way.
-A step whose graph is one partition on one task runs on that task directly
-once the master has told the client how (see ``direct_route``).
+Once the master has told the client how (see ``direct_route``), a step's
+partitions run on their tasks straight from the client.
 
 Example:
     >>> import dtf_notebook as tf
@@ -28,7 +28,7 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
-from dtf_notebook.distributed.direct_route import REFRESH_SECS, DirectRoute
+from dtf_notebook.distributed.direct_route import REFRESH_SECS, DirectRoute, SplitRoute, learn_route
 from dtf_notebook.distributed.keyring import client_key
 from dtf_notebook.distributed.server import local_server
 from dtf_notebook.distributed.session_closer import close_soon
@@ -70,10 +70,10 @@ class RemoteBackend:
         self._sent_mutations = 0
         self._handle: str | None = None
         self._sync_lock = threading.Lock()
-        # Steps of one partition run on their task directly (see direct_route): the route of each signature (None:
+        # Steps run on their tasks directly (see direct_route): the route of each signature (None:
         # the master has none for it), whether each task's address answers as the session knows it, and per thread
         # when it last heard from the master and how many of its connections to the master had broken by then.
-        self._routes: dict[tuple, DirectRoute | None] = {}
+        self._routes: dict[tuple, DirectRoute | SplitRoute | None] = {}
         self._probes: dict[str, Future] = {}
         self._heard = threading.local()
         # The key stays here: the master has its own, and a config travels in a request.
@@ -151,6 +151,8 @@ class RemoteBackend:
                     if not route.gone(e):
                         raise
                     self._routes.pop(key, None)  # a newer plan, or the task restarted: the master knows
+                    if isinstance(route, SplitRoute):
+                        raise  # the other tasks may have run their partitions: the step cannot simply run again
         version = self._sent_version
         header = {
             "session_handle": self._handle,
@@ -183,19 +185,20 @@ class RemoteBackend:
             self._routes[key] = None
             return
         try:
-            learned = DirectRoute(route, self.address, version)
+            learned = learn_route(route, self.address, version)
         except errors.DataLossError:
             self._routes[key] = None  # the step itself ran; its signature keeps going through the master
             return
-        if learned.address not in self._probes:
-            # Does the address the master named reach the task the session knows? Asked once, in the background.
-            self._probes[learned.address] = self._client.call_async(learned.address, "GetStatus", {}, [])
+        for part in _parts(learned):
+            if part.address not in self._probes:
+                # Does the address the master named reach the task the session knows? Asked once, in the background.
+                self._probes[part.address] = self._client.call_async(part.address, "GetStatus", {}, [])
         self._routes[key] = learned
 
-    def _may_go_direct(self, route: DirectRoute) -> bool:
-        """Whether this thread's next step of ``route``'s signature may go straight to its task: the route is of
+    def _may_go_direct(self, route: DirectRoute | SplitRoute) -> bool:
+        """Whether this thread's next step of ``route``'s signature may go straight to its tasks: the route is of
         the graph as sent, this thread heard from the master within ``REFRESH_SECS`` over a connection that has not
-        broken since, and the task answered its address's probe with the incarnation the session knows."""
+        broken since, and each task answered its address's probe with the incarnation the session knows."""
         if route.version != self._sent_version:
             return False
         heard = getattr(self._heard, "master", None)
@@ -203,17 +206,38 @@ class RemoteBackend:
             return False
         if self._client.connection_breaks(self.address) != heard[1]:
             return False  # the master went down or restarted: let the master path say so
-        probe = self._probes.get(route.address)
-        if probe is None or not probe.done() or probe.exception() is not None:
-            return False
-        return route.incarnation is None or probe.result()[0].get("incarnation") == route.incarnation
+        for part in _parts(route):
+            probe = self._probes.get(part.address)
+            if probe is None or not probe.done() or probe.exception() is not None:
+                return False
+            if part.incarnation is not None and probe.result()[0].get("incarnation") != part.incarnation:
+                return False
+        return True
 
     def _run_direct(
-        self, route: DirectRoute, fed: list[Any], fetch_count: int, timeout: float | None, wait: float | None
+        self,
+        route: DirectRoute | SplitRoute,
+        fed: list[Any],
+        fetch_count: int,
+        timeout: float | None,
+        wait: float | None,
     ) -> list[Any]:
-        header, tensors = route.request(fed, timeout, secrets.randbits(62))
-        reply, out = self._client.call(route.address, "RunGraph", header, tensors, timeout=wait)
-        return route.results(reply, out, fetch_count)
+        step_id = secrets.randbits(62)
+        if isinstance(route, DirectRoute):
+            header, tensors = route.request(fed, timeout, step_id)
+            reply, out = self._client.call(route.address, "RunGraph", header, tensors, timeout=wait)
+            return route.results(reply, out, fetch_count)
+        try:
+            replies = self._client.call_all(route.requests(fed, timeout, step_id), timeout=wait)
+        except BaseException as e:
+            # As the master does: the first failure (or this thread giving up, an interrupt included) aborts the
+            # step on every task, so that no partition waits for a tensor that will not come.
+            error = e if isinstance(e, errors.OpError) else errors.CancelledError(None, None, "The client gave up")
+            message = {"step_id": step_id, "error": wire.encode_error(error)}
+            for address in route.addresses:
+                self._client.call_async(address, "AbortStep", message, [])  # fire and forget
+            raise
+        return route.results(replies, fetch_count)
 
     def placement(self, graph: Graph, fetches: list[Any], targets: list[Any], feeds: list[Any]) -> dict[str, Any]:
         """The master's placement of the step running ``fetches``/``targets`` with ``feeds`` fed (every node
@@ -268,6 +292,10 @@ class _InProcess:
         if local_server(address) is not self._server:
             raise errors.UnavailableError(None, None, f"The in-process task at {address} was stopped")
         return self._server._handle_local(method, dict(header or {}), list(tensors))
+
+
+def _parts(route: DirectRoute | SplitRoute) -> list[DirectRoute]:
+    return route.parts if isinstance(route, SplitRoute) else [route]
 
 
 def _close_master_session(client: Any, address: str, handle: str) -> None:

@@ -14,7 +14,7 @@ Requests (method → header fields → reply):
   already going finish, unless ``cancel`` (the session was closed) aborts them with ``CancelledError``;
   ``ForgetSession`` (session): the master closed it, so its private state goes with its last graph.
 * ``RunGraph`` (graph_handle, step_id, feeds, fetches, targets, timeout) + feed tensors → fetched tensors (from the
-  master, or straight from a client for a step of one partition, see ``remote_session``);
+  master, or straight from a client, see ``direct_route``);
   with ``trace`` also the step's node timings and the bytes each ``_Send`` pushed to another task. Optional
   ``sent_keys``/``sent_dead_keys`` carry tensors the master's own partition pushed to this task before the request
   left (one tensor per ``sent_keys`` entry, after the feeds), as a ``SendTensor`` would.

@@ -94,17 +94,113 @@ def test_a_one_partition_step_goes_straight_to_its_task_after_the_master_named_t
         assert _steps(served) == before + 3
 
 
-def test_a_step_across_tasks_always_goes_through_the_master(sockets):
+def test_a_step_across_tasks_runs_on_every_task_straight_from_the_client(sockets):
     ps, worker, served = sockets
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(3.0, name="v")
+        scale = tf.placeholder(tf.float32, name="scale")
+        scaled_on_ps = v * scale
     with tf.device("/job:worker/task:0"):
-        doubled = v * 2.0
+        offset = tf.placeholder(tf.float32, name="offset")
+        on_worker = scaled_on_ps + offset
+    increment = tf.assign_add(v, on_worker)  # ps -> worker -> ps within one step
     with tf.Session(worker.target) as sess:
         sess.run(v.initializer)
-        before = _steps(served)
-        assert [float(sess.run(doubled)) for _ in range(5)] == [6.0] * 5
-        assert _steps(served) == before + 5
+        feeds = {scale: np.float32(2.0), offset: np.float32(1.0)}
+        expected = 3.0
+
+        def step():
+            nonlocal expected
+            worker_value, ps_value = expected * 2.0 + 1.0, expected * 2.0
+            got = sess.run([on_worker, scaled_on_ps, increment], feeds)
+            expected += worker_value
+            assert [float(x) for x in got] == [worker_value, ps_value, expected]  # fetches from both, in order
+
+        for _ in range(3):  # through the master, which names the route
+            step()
+        assert _probed(sess)
+        before, direct = _steps(served), served.count("direct")
+        for _ in range(5):
+            step()
+        assert _steps(served) == before and served.count("direct") == direct + 5  # none reached the master
+        assert float(sess.run(v)) == expected
+
+
+def test_a_failing_partition_aborts_the_step_on_every_task_at_once(sockets):
+    ps, worker, served = sockets
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(1.0, name="v")
+        checked = tf.check_numerics(tf.log(v), "log of v")  # fails on the ps once v is negative
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, name="x")
+        waits_for_ps = checked + x
+    negative, positive = v.assign(-1.0), v.assign(1.0)
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+        for _ in range(3):
+            assert float(sess.run(waits_for_ps, {x: np.float32(1.0)})) == 1.0
+        assert _probed(sess)
+        direct = served.count("direct")
+        sess.run(negative)
+        started = time.monotonic()
+        with pytest.raises(tf.errors.InvalidArgumentError, match="log of v"):
+            sess.run(waits_for_ps, {x: np.float32(1.0)})
+        assert time.monotonic() - started < 2.0
+        assert served.count("direct") == direct + 1
+        # The worker's partition, which waited for the ps, was aborted: nothing is left running on either task.
+        assert eventually(lambda: not worker.worker._running and not ps.worker._running)
+        sess.run(positive)
+        assert float(sess.run(waits_for_ps, {x: np.float32(2.0)})) == 2.0
+
+
+def test_a_step_across_tasks_past_its_deadline_is_aborted_everywhere(sockets):
+    ps, worker, served = sockets
+    with tf.device("/job:ps/task:0"):
+        queue = tf.FIFOQueue(10, tf.float32, shared_name="split_deadline")
+    with tf.device("/job:worker/task:0"):
+        doubled = queue.dequeue() * 2.0
+    with tf.Session(worker.target) as sess:
+        sess.run(queue.enqueue_many([[1.0, 2.0, 3.0]]))
+        assert [float(sess.run(doubled)) for _ in range(2)] == [2.0, 4.0]
+        assert _probed(sess)
+        assert float(sess.run(doubled)) == 6.0
+        direct = served.count("direct")
+        started = time.monotonic()
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            sess.run(doubled, options=tf.RunOptions(timeout_in_ms=300))  # the queue is empty
+        assert time.monotonic() - started < 5.0 and served.count("direct") == direct + 1
+        assert eventually(lambda: not worker.worker._running and not ps.worker._running)
+
+
+def test_a_client_interrupted_in_a_step_across_tasks_aborts_it_on_every_task(sockets, monkeypatch):
+    ps, worker, served = sockets
+    with tf.device("/job:ps/task:0"):
+        queue = tf.FIFOQueue(10, tf.float32, shared_name="split_interrupted")
+    with tf.device("/job:worker/task:0"):
+        doubled = queue.dequeue() * 2.0
+    with tf.Session(worker.target) as sess:
+        sess.run(queue.enqueue_many([[1.0, 2.0]]))
+        assert float(sess.run(doubled)) == 2.0
+        assert _probed(sess)
+        call_all = Client.call_all
+
+        def interrupted(self, requests, timeout=None):
+            try:
+                return call_all(self, requests, timeout=0.3)
+            except tf.errors.DeadlineExceededError:
+                raise KeyboardInterrupt from None  # Ctrl-C while the step waits
+
+        monkeypatch.setattr(Client, "call_all", interrupted)
+        direct = served.count("direct")
+        assert float(sess.run(doubled)) == 4.0
+        with pytest.raises(KeyboardInterrupt):
+            sess.run(doubled)  # the queue is empty: both partitions wait, the ps for an element, the worker for it
+        assert served.count("direct") == direct + 2
+        # Neither task knows a deadline: only the client's abort ends them.
+        assert eventually(lambda: not worker.worker._running and not ps.worker._running)
+        monkeypatch.setattr(Client, "call_all", call_all)
+        sess.run(queue.enqueue(5.0))
+        assert float(sess.run(doubled)) == 10.0
 
 
 def test_the_master_hears_from_the_client_every_refresh_period(sockets, monkeypatch):

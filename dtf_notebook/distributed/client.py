@@ -190,12 +190,7 @@ class Client:
                     raise wire.decode_error(reply["error"])
                 return reply, reply_tensors
             self._check_connection(address, handshakes, breaks, method)
-            silent = polled - last_heard
-            if silent > self.dead_after:
-                self._drop_thread_socket(address)
-                raise errors.UnavailableError(
-                    None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
-                )
+            self._check_silence(address, polled - last_heard)
             _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
 
     def call_all(
@@ -256,16 +251,20 @@ class Client:
                 self._check_connection(address, handshakes, breaks, method)
                 quiet[address] = sock
             for address, sock in quiet.items():
-                silent = polled - heard[address]
-                if silent > self.dead_after:
-                    self._drop_thread_socket(address)
-                    raise errors.UnavailableError(
-                        None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
-                    )
+                self._check_silence(address, polled - heard[address])
                 if polled - pinged[address] >= self.heartbeat_interval:
                     pinged[address] = polled
                     _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
         return replies
+
+    def _check_silence(self, address: str, silent: float) -> None:
+        """Raises UnavailableError (and drops the thread's socket to it) when the task at ``address`` owing a reply
+        has been silent for more than ``dead_after`` seconds."""
+        if silent > self.dead_after:
+            self._drop_thread_socket(address)
+            raise errors.UnavailableError(
+                None, None, f"The task at {address} did not answer for {silent:.1f} s; it is probably down"
+            )
 
     def _check_connection(self, address: str, handshakes: HandshakeWatch, breaks: int, method: str) -> None:
         """Raises UnavailableError when the connection a call's request went out on (``breaks`` connections of

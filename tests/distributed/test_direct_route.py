@@ -155,10 +155,7 @@ def test_a_failing_partition_aborts_the_step_on_every_task_at_once(sockets):
 
 def test_a_step_across_tasks_past_its_deadline_is_aborted_everywhere(sockets):
     ps, worker, served = sockets
-    with tf.device("/job:ps/task:0"):
-        queue = tf.FIFOQueue(10, tf.float32, shared_name="split_deadline")
-    with tf.device("/job:worker/task:0"):
-        doubled = queue.dequeue() * 2.0
+    queue, doubled = _queue_across_tasks("split_deadline")
     with tf.Session(worker.target) as sess:
         sess.run(queue.enqueue_many([[1.0, 2.0, 3.0]]))
         assert [float(sess.run(doubled)) for _ in range(2)] == [2.0, 4.0]
@@ -174,10 +171,7 @@ def test_a_step_across_tasks_past_its_deadline_is_aborted_everywhere(sockets):
 
 def test_a_client_interrupted_in_a_step_across_tasks_aborts_it_on_every_task(sockets, monkeypatch):
     ps, worker, served = sockets
-    with tf.device("/job:ps/task:0"):
-        queue = tf.FIFOQueue(10, tf.float32, shared_name="split_interrupted")
-    with tf.device("/job:worker/task:0"):
-        doubled = queue.dequeue() * 2.0
+    queue, doubled = _queue_across_tasks("split_interrupted")
     with tf.Session(worker.target) as sess:
         sess.run(queue.enqueue_many([[1.0, 2.0]]))
         assert float(sess.run(doubled)) == 2.0
@@ -371,6 +365,16 @@ def test_a_step_waiting_on_its_task_directly_ends_when_the_master_restarts():
         assert results[0] == 1.0 and isinstance(results[1], tf.errors.UnavailableError), results
         assert "restarted" in results[1].message
         assert time.monotonic() - restarted < 15.0
+
+
+def _queue_across_tasks(name):
+    """A queue on the ps and its dequeued element doubled on the worker: a step of two partitions that waits on
+    both tasks while the queue is empty."""
+    with tf.device("/job:ps/task:0"):
+        queue = tf.FIFOQueue(10, tf.float32, shared_name=name)
+    with tf.device("/job:worker/task:0"):
+        doubled = queue.dequeue() * 2.0
+    return queue, doubled
 
 
 def _five_increments_all_through_the_master(worker, served):

@@ -58,9 +58,20 @@ def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
         return False
 
 
+#: A calling thread (and the I/O thread) keeps at most this many sockets to peers open: beyond it, the least recently
+#: used is closed once it has been idle for ``_IDLE_BEFORE_CLOSE`` seconds (a long-lived thread that reached many
+#: tasks over time would otherwise hold on to them all, and ZeroMQ allows a process 1,023 sockets).
+_THREAD_SOCKETS = 32
+_IDLE_BEFORE_CLOSE = 10.0
+
+
 class _SocketSet(dict):
-    """A thread's own DEALER sockets, each with the watch on its handshakes (address -> (socket, watch)),
-    closed when the thread ends (its thread-local storage is freed)."""
+    """A thread's own DEALER sockets, each with the watch on its handshakes (address -> (socket, watch)), least
+    recently used first, closed when the thread ends (its thread-local storage is freed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used: dict[str, float] = {}  # address -> when the thread last took its socket
 
     def __del__(self) -> None:
         for sock, handshakes in self.values():
@@ -391,18 +402,26 @@ class Client:
         if sockets is None:
             sockets = self._pushers.dealers = _SocketSet()
             self._pushers.assembler = StreamAssembler(self._limits)
-        pair = sockets.get(address)
+        now = time.monotonic()
+        pair = sockets.pop(address, None)
         if pair is None:
+            if len(sockets) >= _THREAD_SOCKETS:
+                oldest = next(iter(sockets))
+                if now - sockets.used[oldest] > _IDLE_BEFORE_CLOSE:
+                    self._drop_thread_socket(oldest)
             sock = self._new_dealer(address)
             handshakes = watch(sock)  # before connecting, so that no failed handshake goes unseen
             sock.connect(_tcp(address))
-            pair = sockets[address] = (sock, handshakes)
+            pair = (sock, handshakes)
+        sockets[address] = pair  # the most recently used last
+        sockets.used[address] = now
         return pair
 
     def _drop_thread_socket(self, address: str) -> None:
         sockets = getattr(self._pushers, "dealers", None)
         pair = sockets.pop(address, None) if sockets is not None else None
         if pair is not None:
+            del sockets.used[address]
             sock, handshakes = pair
             unwatch(sock, handshakes)
             sock.close(0)
@@ -512,6 +531,7 @@ class Client:
             now = time.monotonic()
             if now >= next_check:
                 self._heartbeat(now, polled, poller)
+                self._close_idle_sockets(now, poller, by_socket)
                 next_check = now + self.heartbeat_interval
         for address, sock in self._sockets.items():
             unwatch_breaks(sock, self._monitors[address])
@@ -560,6 +580,32 @@ class Client:
                 self._last_ping[address] = now
                 ping = wire.encode_message({"id": 0, "method": "Ping"})
                 _try_send(self._socket(address, poller), ping)
+
+    def _close_idle_sockets(self, now: float, poller: zmq.Poller, by_socket: dict[zmq.Socket, str]) -> None:
+        """On the I/O thread: beyond ``_THREAD_SOCKETS`` sockets, closes those heard from least recently that owe no
+        reply and were idle for ``_IDLE_BEFORE_CLOSE`` seconds (a later request opens a new one)."""
+        extra = len(self._sockets) - _THREAD_SOCKETS
+        if extra <= 0:
+            return
+        with self._lock:
+            owing = {p.address for p in self._pending.values()}
+        idle = sorted(
+            (heard, address)
+            for address in self._sockets
+            if address not in owing
+            and address not in self._backlog
+            and now - (heard := self._last_heard.get(address, 0.0)) > _IDLE_BEFORE_CLOSE
+        )
+        for _, address in idle[:extra]:
+            sock, monitor = self._sockets.pop(address), self._monitors.pop(address)
+            poller.unregister(sock)
+            poller.unregister(monitor)
+            by_socket.pop(sock, None)
+            unwatch_breaks(sock, monitor)
+            sock.close(0)
+            self._last_heard.pop(address, None)
+            self._last_ping.pop(address, None)
+            self._assembler.forget(address)
 
     def _fail_address(self, address: str, error: errors.OpError) -> None:
         with self._lock:

@@ -58,20 +58,25 @@ def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
         return False
 
 
-#: A calling thread (and the I/O thread) keeps at most this many sockets to peers open: beyond it, the least recently
-#: used is closed once it has been idle for ``_IDLE_BEFORE_CLOSE`` seconds (a long-lived thread that reached many
-#: tasks over time would otherwise hold on to them all, and ZeroMQ allows a process 1,023 sockets).
+#: A thread keeps at most this many sockets to peers open, over all its clients (a client per cluster key): beyond
+#: it, the least recently used is closed once it has been idle for ``_IDLE_BEFORE_CLOSE`` seconds. A long-lived thread
+#: (a notebook kernel's, a test run's) reaching many tasks over time would otherwise hold them all, and ZeroMQ allows
+#: a process 1,023 sockets. A client's I/O thread closes a socket that owes nothing after that much idle time.
 _THREAD_SOCKETS = 32
 _IDLE_BEFORE_CLOSE = 10.0
+_thread_use = threading.local()  # .lru: (client, address) -> when this thread last took that socket, oldest first
+
+
+def _lru() -> dict[tuple[Client, str], float]:
+    lru = getattr(_thread_use, "lru", None)
+    if lru is None:
+        lru = _thread_use.lru = {}
+    return lru
 
 
 class _SocketSet(dict):
-    """A thread's own DEALER sockets, each with the watch on its handshakes (address -> (socket, watch)), least
-    recently used first, closed when the thread ends (its thread-local storage is freed)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.used: dict[str, float] = {}  # address -> when the thread last took its socket
+    """A thread's own DEALER sockets of one client, each with the watch on its handshakes (address -> (socket,
+    watch)), closed when the thread ends (its thread-local storage is freed)."""
 
     def __del__(self) -> None:
         for sock, handshakes in self.values():
@@ -402,26 +407,27 @@ class Client:
         if sockets is None:
             sockets = self._pushers.dealers = _SocketSet()
             self._pushers.assembler = StreamAssembler(self._limits)
-        now = time.monotonic()
-        pair = sockets.pop(address, None)
+        now, lru = time.monotonic(), _lru()
+        lru.pop((self, address), None)
+        lru[(self, address)] = now  # the most recently used last
+        pair = sockets.get(address)
         if pair is None:
-            if len(sockets) >= _THREAD_SOCKETS:
-                oldest = next(iter(sockets))
-                if now - sockets.used[oldest] > _IDLE_BEFORE_CLOSE:
-                    self._drop_thread_socket(oldest)
+            while len(lru) > _THREAD_SOCKETS:
+                (client, oldest), used = next(iter(lru.items()))
+                if now - used <= _IDLE_BEFORE_CLOSE:
+                    break
+                client._drop_thread_socket(oldest)  # this thread's own socket, of whichever client
             sock = self._new_dealer(address)
             handshakes = watch(sock)  # before connecting, so that no failed handshake goes unseen
             sock.connect(_tcp(address))
-            pair = (sock, handshakes)
-        sockets[address] = pair  # the most recently used last
-        sockets.used[address] = now
+            pair = sockets[address] = (sock, handshakes)
         return pair
 
     def _drop_thread_socket(self, address: str) -> None:
         sockets = getattr(self._pushers, "dealers", None)
         pair = sockets.pop(address, None) if sockets is not None else None
+        _lru().pop((self, address), None)
         if pair is not None:
-            del sockets.used[address]
             sock, handshakes = pair
             unwatch(sock, handshakes)
             sock.close(0)
@@ -582,21 +588,18 @@ class Client:
                 _try_send(self._socket(address, poller), ping)
 
     def _close_idle_sockets(self, now: float, poller: zmq.Poller, by_socket: dict[zmq.Socket, str]) -> None:
-        """On the I/O thread: beyond ``_THREAD_SOCKETS`` sockets, closes those heard from least recently that owe no
-        reply and were idle for ``_IDLE_BEFORE_CLOSE`` seconds (a later request opens a new one)."""
-        extra = len(self._sockets) - _THREAD_SOCKETS
-        if extra <= 0:
-            return
+        """On the I/O thread: closes the sockets that owe no reply and were idle for ``_IDLE_BEFORE_CLOSE`` seconds
+        (a later request opens a new one)."""
         with self._lock:
             owing = {p.address for p in self._pending.values()}
-        idle = sorted(
-            (heard, address)
+        idle = [
+            address
             for address in self._sockets
             if address not in owing
             and address not in self._backlog
-            and now - (heard := self._last_heard.get(address, 0.0)) > _IDLE_BEFORE_CLOSE
-        )
-        for _, address in idle[:extra]:
+            and now - self._last_heard.get(address, 0.0) > _IDLE_BEFORE_CLOSE
+        ]
+        for address in idle:
             sock, monitor = self._sockets.pop(address), self._monitors.pop(address)
             poller.unregister(sock)
             poller.unregister(monitor)

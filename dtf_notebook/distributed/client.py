@@ -212,7 +212,7 @@ class Client:
     def call_all(
         self, requests: Sequence[tuple[str, str, dict[str, Any], Sequence[Any]]], timeout: float | None = None
     ) -> list[tuple[dict[str, Any], list[Any]]]:
-        """Sends every ``(address, method, header, tensors)`` request at once, one address each, and returns their
+        """Sends every ``(address, method, header, tensors)`` request at once and returns their
         ``(reply_header, reply_tensors)`` in order once all have answered; as :meth:`call` (the calling thread's
         sockets, the same deadline, pings and dead-peer checks), but the first failure is raised as soon as it
         comes, leaving the others unanswered (their late replies are dropped).

@@ -90,6 +90,11 @@ class DirectRoute:
                 raise errors.DataLossError(None, None, "The master sent a step route with a malformed incarnation")
         self.version = version
 
+    @property
+    def parts(self) -> list[DirectRoute]:
+        """This route as the one part of a step (as :attr:`SplitRoute.parts` lists several)."""
+        return [self]
+
     def request(self, values: list[Any], timeout: float | None, step_id: int) -> tuple[dict[str, Any], list[Any]]:
         """The ``RunGraph`` request of one step fed ``values`` (in the session's feed order)."""
         header = {

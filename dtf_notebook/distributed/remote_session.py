@@ -189,7 +189,7 @@ class RemoteBackend:
         except errors.DataLossError:
             self._routes[key] = None  # the step itself ran; its signature keeps going through the master
             return
-        for part in _parts(learned):
+        for part in learned.parts:
             if part.address not in self._probes:
                 # Does the address the master named reach the task the session knows? Asked once, in the background.
                 self._probes[part.address] = self._client.call_async(part.address, "GetStatus", {}, [])
@@ -206,7 +206,7 @@ class RemoteBackend:
             return False
         if self._client.connection_breaks(self.address) != heard[1]:
             return False  # the master went down or restarted: let the master path say so
-        for part in _parts(route):
+        for part in route.parts:
             probe = self._probes.get(part.address)
             if probe is None or not probe.done() or probe.exception() is not None:
                 return False
@@ -292,10 +292,6 @@ class _InProcess:
         if local_server(address) is not self._server:
             raise errors.UnavailableError(None, None, f"The in-process task at {address} was stopped")
         return self._server._handle_local(method, dict(header or {}), list(tensors))
-
-
-def _parts(route: DirectRoute | SplitRoute) -> list[DirectRoute]:
-    return route.parts if isinstance(route, SplitRoute) else [route]
 
 
 def _close_master_session(client: Any, address: str, handle: str) -> None:

@@ -292,6 +292,9 @@ def current_value(resource: VariableResource) -> torch.Tensor:
     return value
 
 
+_NEGATE_FROM_ROWS = 128  # see subtract_rows
+
+
 def subtract_rows(target: torch.Tensor, index: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """``target[index[i]] -= rows[i]`` along axis 0, in place (repeated indices accumulate); returns ``target``.
 
@@ -307,9 +310,6 @@ def subtract_rows(target: torch.Tensor, index: torch.Tensor, rows: torch.Tensor)
     if index.numel() >= _NEGATE_FROM_ROWS:
         return target.index_add_(0, index, rows.neg())
     return target.index_add_(0, index, rows, alpha=-1)
-
-
-_NEGATE_FROM_ROWS = 128
 
 
 def row_scatter_kernel(combine: Any) -> Any:

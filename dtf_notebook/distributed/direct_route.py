@@ -21,8 +21,9 @@ went down or restarted is seen as before (a partition waiting for a tensor pings
 the master runs); closing or resetting the session deregisters the partitions and cancels the client's steps still
 running there; a one-partition step whose partition the task no longer holds (a newer plan, a restart) goes back to
 the master, which never ran it. Each task must answer from the address the master named, with the incarnation the
-session knows, before the first direct step. A client process killed between sending a step's requests leaves the
-partitions that did get theirs waiting until the session is closed (as a killed client leaves its session open).
+session knows, before the first direct step. A client process killed while its step runs (between sending the
+step's requests, or while a partition waits on an empty queue) stops pinging the tasks, which give the partitions up
+once it has been silent for 5 s (see :mod:`.client_watch`; steps through the master are watched the same way).
 
 Example:
     >>> route = DirectRoute({"task": "/job:ps/replica:0/task:0", "address": "127.0.0.1:2222",
@@ -95,8 +96,11 @@ class DirectRoute:
         """This route as the one part of a step (as :attr:`SplitRoute.parts` lists several)."""
         return [self]
 
-    def request(self, values: list[Any], timeout: float | None, step_id: int) -> tuple[dict[str, Any], list[Any]]:
-        """The ``RunGraph`` request of one step fed ``values`` (in the session's feed order)."""
+    def request(
+        self, values: list[Any], timeout: float | None, step_id: int, pings_every: float | None = None
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """The ``RunGraph`` request of one step fed ``values`` (in the session's feed order); ``pings_every``: the
+        client's ping interval while it waits, by which the task tells when it is gone (:mod:`.client_watch`)."""
         header = {
             "graph_handle": self.handle,
             "step_id": step_id,
@@ -108,6 +112,8 @@ class DirectRoute:
             # The task gives the step up if the master it pings while waiting restarted (it would wait for nobody).
             "master_incarnation": self.master_incarnation,
         }
+        if pings_every is not None:
+            header["pings_every"] = pings_every
         return header, [values[i] for i, _ in self.feeds]
 
     def results(self, reply: dict[str, Any], tensors: list[Any], fetch_count: int) -> list[Any]:
@@ -182,10 +188,11 @@ class SplitRoute:
         return [part.address for part in self.parts]
 
     def requests(
-        self, values: list[Any], timeout: float | None, step_id: int
+        self, values: list[Any], timeout: float | None, step_id: int, pings_every: float | None = None
     ) -> list[tuple[str, str, dict[str, Any], list[Any]]]:
-        """Each task's ``(address, "RunGraph", header, tensors)`` for one step fed ``values``."""
-        return [(part.address, "RunGraph", *part.request(values, timeout, step_id)) for part in self.parts]
+        """Each task's ``(address, "RunGraph", header, tensors)`` for one step fed ``values`` (``pings_every`` as
+        for :meth:`DirectRoute.request`)."""
+        return [(part.address, "RunGraph", *part.request(values, timeout, step_id, pings_every)) for part in self.parts]
 
     def results(self, replies: list[tuple[dict[str, Any], list[Any]]], fetch_count: int) -> list[Any]:
         """The step's fetched values from every task's reply (in :meth:`requests`' order), in the session's order.

@@ -37,6 +37,7 @@ import numpy as np
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.client_watch import Silence, client_watch
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.constant_copies import copy_small_constants
 from dtf_notebook.distributed.control_edges import bypass_noops, hoist_target_noops
@@ -435,17 +436,20 @@ class MasterSession:
         direct_fetch: bool = False,
         traces: list[dict[str, Any]] | None = None,
         graphs: list[dict[str, Any]] | None = None,
+        watch: Callable[[], None] | None = None,
     ) -> list[Any]:
         """Runs one step; with ``direct_fetch`` large fetched values stay on their task as :class:`HeldTensor`.
 
         With ``traces`` (a list) every partition is traced and its worker's trace (``nodes``, ``sent``) appended;
         with ``graphs`` (a list) each task's partition graph is appended (``RunOptions.output_partition_graphs``).
+        ``watch`` (see :mod:`.client_watch`) is called every second while the partitions run; what it raises
+        aborts the step.
         """
         plan = self.plan(feeds, fetches, targets)
         if graphs is not None:  # (copies: the caller's RunMetadata may be changed, the plan's must not)
             graphs.extend({"node": [dict(n) for n in g["node"]]} for g in plan.partition_graphs)
         try:
-            return self._run_plan(plan, fetches, values, timeout, direct_fetch, traces)
+            return self._run_plan(plan, fetches, values, timeout, direct_fetch, traces, watch)
         finally:
             self.release(plan)
 
@@ -457,6 +461,7 @@ class MasterSession:
         timeout: float | None,
         direct_fetch: bool,
         traces: list[dict[str, Any]] | None,
+        watch: Callable[[], None] | None = None,
     ) -> list[Any]:
         with self._running_step(plan) as step_id:
             deadline = None if timeout is None else time.monotonic() + timeout
@@ -471,11 +476,14 @@ class MasterSession:
             if len(requests) == 1:
                 # One partition: call it from this thread (no fan-out, nothing to abort elsewhere).
                 ((task, (header, tensors)),) = requests.items()
-                reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
+                if watch is None:
+                    reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
+                else:
+                    reply, out = self._call_watched(step_id, task, header, tensors, timeout, watch)
                 self._check_incarnation(task, reply)
                 self._collect(plan, task, reply, out, results, traces)
             else:
-                self._run_partitions(plan, step_id, requests, deadline, timeout, results, traces)
+                self._run_partitions(plan, step_id, requests, deadline, timeout, results, traces, watch)
             for index, feed_index in plan.fed_fetches:
                 results[index] = values[feed_index]
             return results
@@ -537,15 +545,27 @@ class MasterSession:
         timeout: float | None,
         results: list[Any],
         traces: list[dict[str, Any]] | None = None,
+        watch: Callable[[], None] | None = None,
     ) -> None:
-        """Runs every partition at once; the first failure aborts the step on every task, then is raised."""
+        """Runs every partition at once; the first failure (or what ``watch``, called every second, raises) aborts
+        the step on every task, then is raised."""
         calls = {task: self.master.call(task, "RunGraph", *request) for task, request in requests.items()}
         first_error: errors.OpError | None = None
         task_of_future = {future: task for task, future in calls.items()}
         pending = set(task_of_future)
         while pending:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if watch is not None:
+                remaining = 1.0 if remaining is None else min(remaining, 1.0)
             done, pending = wait(pending, timeout=remaining, return_when=FIRST_EXCEPTION)
+            if not done and watch is not None and (deadline is None or time.monotonic() < deadline):
+                try:
+                    watch()
+                except errors.OpError as e:
+                    first_error = first_error or e
+                    self._abort(step_id, first_error, calls)
+                    break
+                continue
             if not done:
                 waiting = sorted(task_of_future[f] for f in pending)
                 first_error = first_error or errors.DeadlineExceededError(
@@ -566,6 +586,34 @@ class MasterSession:
                 self._collect(plan, task, reply, tensors, results, traces)
         if first_error is not None:
             raise first_error
+
+    def _call_watched(
+        self,
+        step_id: int,
+        task: str,
+        header: dict[str, Any],
+        tensors: list[Any],
+        timeout: float | None,
+        watch: Callable[[], None],
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """``call_sync`` of a step's one partition that calls ``watch`` every second while it runs; what ``watch``
+        raises aborts the partition and is raised. As with ``call_sync``, the task's own deadline ends the step
+        (with a moment for its report: its error names what it waited for)."""
+        future = self.master.call(task, "RunGraph", header, tensors)
+        give_up = None if timeout is None else time.monotonic() + timeout + 5.0
+        while True:
+            left = 1.0 if give_up is None else min(1.0, give_up - time.monotonic())
+            try:
+                return future.result(max(0.0, left))
+            except TimeoutError:
+                pass
+            try:
+                if give_up is not None and time.monotonic() >= give_up:
+                    raise errors.DeadlineExceededError(None, None, f"RunGraph to {task} timed out after {timeout:g} s")
+                watch()
+            except errors.OpError as e:
+                self._abort(step_id, e, [task])
+                raise
 
     def _check_incarnation(self, task: str, reply: dict[str, Any]) -> None:
         seen = reply.get("incarnation")
@@ -632,8 +680,11 @@ class MasterService:
         call_sync: Any = None,
         session_gc_secs: float = 0.0,
         ledger: PeerLedger | None = None,
+        client_silence: Silence | None = None,
     ) -> None:
         self.cluster = cluster
+        # Seconds since a connection was last heard from: a step whose client went silent is given up.
+        self.client_silence = client_silence
         self._addresses: tuple[ClusterSpec, dict[str, str]] = (cluster, {})  # see task_address
         self.ledger = ledger or PeerLedger()
         self.session_gc_secs = session_gc_secs
@@ -780,6 +831,10 @@ class MasterService:
         timeout = header.get("timeout")
         if timeout is not None and not isinstance(timeout, int | float):
             return False
+        try:
+            watch = client_watch(header, current_peer.get(), self.client_silence)
+        except errors.OpError:
+            return False  # a thread reports it
         handle = header.get("session_handle")
         with self._lock:
             session = self._sessions.get(handle) if isinstance(handle, str) else None
@@ -793,6 +848,7 @@ class MasterService:
             return False
         step = _LoopStep(self, session, plan, names[1], tensors, timeout, bool(header.get("direct_fetch")), reply)
         step.want_route = bool(header.get("want_route"))
+        step.watch = watch
         step.start(call, loop, hold_sends)
         return True
 
@@ -810,6 +866,7 @@ class MasterService:
             return {}, []
         if method == "RunStep":
             timeout = header.get("timeout")
+            watch = client_watch(header, current_peer.get(), self.client_silence)
             traces: list[dict[str, Any]] | None = [] if header.get("trace") else None
             graphs: list[dict[str, Any]] | None = [] if header.get("partition_graphs") else None
             results = session.run(
@@ -821,6 +878,7 @@ class MasterService:
                 direct_fetch=bool(header.get("direct_fetch")),
                 traces=traces,
                 graphs=graphs,
+                watch=watch,
             )
             reply, out = _step_reply(results)
             if graphs is not None:
@@ -916,6 +974,7 @@ class _LoopStep:
         self.finished = False
         self.step_id = 0
         self.want_route = False  # the client asked how to run this signature directly (see MasterSession._route)
+        self.watch: Callable[[], None] | None = None  # raises once the step's client went silent (.client_watch)
 
     def start(
         self,
@@ -939,6 +998,8 @@ class _LoopStep:
         self.pending = set(plan.handles)
         if timeout is not None:
             loop.call_later(timeout, self._timed_out)
+        if self.watch is not None:
+            loop.call_later(1.0, lambda: self._watch_client(loop))
         held: dict[str, Any] = {}
         if own in plan.handles:
             # This task's partition first, up to its first wait (it runs on this loop, or is handed to a thread):
@@ -981,13 +1042,26 @@ class _LoopStep:
         if not self.pending:
             self._finish()
 
+    def _watch_client(self, loop: Any) -> None:
+        if self.finished:
+            return
+        try:
+            self.watch()
+        except errors.OpError as e:
+            self._give_up(e)
+            return
+        loop.call_later(1.0, lambda: self._watch_client(loop))
+
     def _timed_out(self) -> None:
         if self.finished:
             return
         waiting = sorted(self.pending)
-        error = errors.DeadlineExceededError(
-            None, None, f"Step timed out after {self.timeout:.3g} s waiting for {waiting}"
+        self._give_up(
+            errors.DeadlineExceededError(None, None, f"Step timed out after {self.timeout:.3g} s waiting for {waiting}")
         )
+
+    def _give_up(self, error: errors.OpError) -> None:
+        """Ends the step at once with ``error``, aborting its partitions on every task."""
         if self.error is None:
             self.error = error
             self.session._abort(self.step_id, error, self.plan.handles)

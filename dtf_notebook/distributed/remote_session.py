@@ -64,6 +64,9 @@ class RemoteBackend:
         # directly, without sockets.
         server = local_server(self.address)
         self._client = _InProcess(server) if server is not None else shared_client(client_key(self.address, config))
+        # How often the client pings the tasks its steps wait on (tasks give up a step whose client went silent);
+        # None in process: the server's own threads wait, nothing to watch.
+        self._pings_every: float | None = getattr(self._client, "heartbeat_interval", None)
         self._graph = graph
         self._sent = 0
         self._sent_version = -1
@@ -160,6 +163,8 @@ class RemoteBackend:
             "fetches": names[1],
             "targets": names[2],
             "timeout": timeout,
+            # The client pings the master while it waits: a master that stops hearing it gives the step up.
+            "pings_every": self._pings_every,
             # Large fetched values come straight from the task holding them, not relayed by the master.
             "direct_fetch": remote,
             "trace": tracing,
@@ -223,12 +228,13 @@ class RemoteBackend:
         wait: float | None,
     ) -> list[Any]:
         step_id = secrets.randbits(62)
+        pings_every = self._pings_every  # each task gives the step up if this client goes silent
         if isinstance(route, DirectRoute):
-            header, tensors = route.request(fed, timeout, step_id)
+            header, tensors = route.request(fed, timeout, step_id, pings_every)
             reply, out = self._client.call(route.address, "RunGraph", header, tensors, timeout=wait)
             return route.results(reply, out, fetch_count)
         try:
-            replies = self._client.call_all(route.requests(fed, timeout, step_id), timeout=wait)
+            replies = self._client.call_all(route.requests(fed, timeout, step_id, pings_every), timeout=wait)
         except BaseException as e:
             # As the master does: the first failure (or this thread giving up, an interrupt included) aborts the
             # step on every task, so that no partition waits for a tensor that will not come.

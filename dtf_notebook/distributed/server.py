@@ -192,6 +192,7 @@ class Server:
             peers=self._send_to_peer,
             master_alive=self._check_master,
             files=self.files,
+            client_silence=self._client_silence,
         )
         self.master = MasterService(
             cluster,
@@ -201,6 +202,7 @@ class Server:
             self._call_task_sync,
             session_gc_secs=self.config.session_gc_secs,
             ledger=self.ledger,
+            client_silence=self._client_silence,
         )
         self._client: Client = shared_client(self.cluster_key)
         if start:
@@ -474,6 +476,11 @@ class Server:
             yield held
         finally:
             del self._held_sends[step_id]
+
+    def _client_silence(self, peer: bytes) -> float | None:
+        """Seconds since this task last heard from connection ``peer`` (see ``ServiceSocket.silent_for``)."""
+        socket = self._socket
+        return None if socket is None else socket.silent_for(peer)
 
     def _check_master(self, address: str, incarnation: Any = None) -> None:
         if address == self.address or local_server(address) is not None:

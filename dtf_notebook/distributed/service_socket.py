@@ -49,6 +49,7 @@ Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Seque
 
 _log = logging.getLogger(__name__)
 _TICK = 0.1  # seconds between the loop's checks of deadlines, heartbeats and stale streams
+_HEARD_KEEP_SECS = 600.0  # a connection not heard from for this long is forgotten (see ServiceSocket.silent_for)
 _WAKE = [b""]  # a message on the reply channel that only wakes the loop (replies have an identity frame first)
 
 
@@ -183,6 +184,10 @@ class ServiceSocket:
             self._limits, stale_after=stale_stream_secs, on_drop=self._stream_dropped, admit=self.ledger.admit_stream
         )
         self._stream_ids = itertools.count(1)
+        # Connection identity -> when the loop last heard anything from it, and when the loop last polled: a step
+        # whose client went silent is given up (see ``silent_for`` and :mod:`.client_watch`).
+        self._heard: dict[bytes, float] = {}
+        self._polled = time.monotonic()
         self._context = zmq.Context.instance()
         self._router = self._context.socket(zmq.ROUTER)
         _apply_common_options(self._router, address)
@@ -288,6 +293,7 @@ class ServiceSocket:
         poller.register(self._replies, zmq.POLLIN)
         peers = self.peers
         next_tick = time.monotonic() + _TICK
+        next_forget = next_tick + _HEARD_KEEP_SECS
         while not self._closing.is_set():
             timeout = 100
             if self._calls:
@@ -300,7 +306,7 @@ class ServiceSocket:
                 ready = dict(poller.poll(timeout))
             except zmq.ZMQError:
                 break
-            polled = time.monotonic()
+            self._polled = polled = time.monotonic()
             if self._replies in ready:
                 for frames in _drain(self._replies):
                     if len(frames) > 1:
@@ -322,6 +328,9 @@ class ServiceSocket:
                 if self._tick is not None:
                     self._run(self._tick, now)
                 next_tick = now + _TICK
+            if now >= next_forget:
+                self._forget_quiet(now)
+                next_forget = now + _HEARD_KEEP_SECS
         peers.close()
         self._router.close(0)
         self._replies.close(0)
@@ -351,6 +360,7 @@ class ServiceSocket:
             return  # not even an identity and a header: drop
         identity = frames[0]
         peer = identity.bytes
+        self._heard[peer] = self._polled
         buffers = [f.buffer for f in frames[1:]]
         try:
             message = self._assembler.feed(peer, buffers)
@@ -400,6 +410,29 @@ class ServiceSocket:
             self._handle(identity, req_id, method, header, tensors, nbytes, direct=True)
         else:
             self._pool.submit(self._handle, identity, req_id, method, header, tensors, nbytes)
+
+    def silent_for(self, peer: bytes) -> float | None:
+        """Seconds this socket had heard nothing from connection ``peer`` (an identity, as ``current_peer`` holds
+        it) when its loop last looked; None for a peer not heard from in the last ten minutes. A loop held up does
+        not make its peers look silent: what they sent meanwhile is counted from the loop's next look.
+
+        Example:
+            >>> from dtf_notebook.distributed.client import Client
+            >>> from dtf_notebook.distributed.peer_limits import current_peer
+            >>> server = ServiceSocket("127.0.0.1:0", lambda m, h, t: ({"peer": current_peer.get()}, []))
+            >>> client = Client()
+            >>> peer = client.call(server.address, "Who", timeout=5)[0]["peer"]
+            >>> 0 <= server.silent_for(peer) < 5, server.silent_for(b"nobody")
+            (True, None)
+            >>> server.close(); client.close()
+        """
+        heard = self._heard.get(peer)
+        return None if heard is None else max(0.0, self._polled - heard)
+
+    def _forget_quiet(self, now: float) -> None:
+        for peer, heard in list(self._heard.items()):
+            if now - heard > _HEARD_KEEP_SECS:
+                del self._heard[peer]
 
     def _stamp(self) -> dict[str, Any]:
         return {"incarnation": self.incarnation}

@@ -47,8 +47,10 @@ import numpy as np
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
+from dtf_notebook.distributed.client_watch import Silence, client_watch
 from dtf_notebook.distributed.direct_route import unregistered_message
 from dtf_notebook.distributed.outbox import Outbox
+from dtf_notebook.distributed.peer_limits import current_peer
 from dtf_notebook.framework.graph_import import import_graph_def
 from dtf_notebook.lazy_modules import torch
 from dtf_notebook.placement.partition import rendezvous_prefix
@@ -85,6 +87,8 @@ class WorkerService:
         master_alive: ``(address, incarnation)``: raises when the master at an address no longer answers, or answers
             with another incarnation than the step's (it restarted); set by the Server.
         files: Where this task's kernels may touch files (the server's file roots).
+        client_silence: Seconds since the task last heard from a connection (``ServiceSocket.silent_for``): a
+            partition a client sent directly is given up once that client went silent (see :mod:`.client_watch`).
 
     Example:
         >>> worker = WorkerService("worker", 1, ConfigProto(), peers=None)
@@ -100,8 +104,10 @@ class WorkerService:
         peers: PeerSender | None,
         master_alive: Any = None,
         files: FileAccess | None = None,
+        client_silence: Silence | None = None,
     ) -> None:
         self.job, self.task = job, task
+        self._client_silence = client_silence
         self.task_name = f"/job:{job}/replica:0/task:{task}"
         self.state = ExecutionState(resources=ResourceMgr(job), files=files or FileAccess())
         self.backend = LocalBackend(config, state=self.state, job=job, task=task)
@@ -271,7 +277,8 @@ class WorkerService:
             feeds = [(graph.get_tensor_by_name(n), v) for n, v in zip(feed_names, tensors)]
         except (KeyError, ValueError) as e:
             raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
-        return _Prepared(handle, step_id, graph, backend, fetches, targets, feeds, sent)
+        watch = client_watch(header, current_peer.get(), self._client_silence)
+        return _Prepared(handle, step_id, graph, backend, fetches, targets, feeds, sent, watch)
 
     def _deliver_sent(self, run: _Prepared) -> None:
         """Puts the tensors a ``RunGraph`` request carried for this step's rendezvous (see the module docstring)."""
@@ -317,6 +324,8 @@ class WorkerService:
         master, master_incarnation = header.get("master"), header.get("master_incarnation")
         if isinstance(master, str) and self._master_alive is not None:
             rendezvous.watchdog = _Throttled(lambda: self._master_alive(master, master_incarnation), every=2.0)
+        if run.watch is not None:
+            rendezvous.watchdog = _both(_Throttled(run.watch, every=1.0), rendezvous.watchdog)
         tracing = bool(header.get("trace"))
         outbox = self._outbox(step_id)
         step, sent_bytes = self._step_context(header, step_id, rendezvous, outbox, tracing)
@@ -361,7 +370,8 @@ class WorkerService:
         receive whose tensor has not come yet (serial, no control flow or queues): it stops there, and the loop
         runs it on when the tensor (or an abort) arrives, so the loop never waits and the step crosses no thread
         of this task. The loop checks its deadline, and every 2 s of waiting that its master is alive. A partition
-        whose runs keep the loop busy for more than 20 ms five times in a row goes back to threads.
+        whose runs keep the loop busy for more than 20 ms five times in a row goes back to threads. A partition
+        a client sent directly is given up once that client went silent (see :mod:`.client_watch`).
         """
         handle = header.get("graph_handle")
         if not self._on_loop.get(handle) or header.get("trace"):
@@ -390,7 +400,8 @@ class WorkerService:
 
     def tick(self, now: float) -> None:
         """The event loop's periodic check of the partitions it serves: one past its deadline is aborted, and one
-        waiting for 2 s on a tensor pings its master (gone: the step is given up)."""
+        waiting for 2 s on a tensor pings its master (gone: the step is given up), and one whose client went silent
+        is given up."""
         for loop_run in list(self._loop_runs.values()):
             loop_run.check(now)
 
@@ -511,11 +522,12 @@ class WorkerService:
 class _Prepared:
     """A checked ``RunGraph`` request: its graph, backend and what to feed, fetch and run."""
 
-    __slots__ = ("handle", "step_id", "graph", "backend", "fetches", "targets", "feeds", "sent")
+    __slots__ = ("handle", "step_id", "graph", "backend", "fetches", "targets", "feeds", "sent", "watch")
 
-    def __init__(self, handle, step_id, graph, backend, fetches, targets, feeds, sent) -> None:
+    def __init__(self, handle, step_id, graph, backend, fetches, targets, feeds, sent, watch) -> None:
         self.handle, self.step_id, self.graph, self.backend = handle, step_id, graph, backend
         self.fetches, self.targets, self.feeds, self.sent = fetches, targets, feeds, sent
+        self.watch = watch  # raises once the client that sent it went silent (None: not watched)
 
 
 class _LoopRun:
@@ -530,6 +542,7 @@ class _LoopRun:
         self.busy = 0.0  # seconds it kept the loop busy
         self.checked = time.monotonic()  # when its master was last known alive
         self.pinging = False
+        self.watched = self.checked  # when its client's silence was last checked
 
     def resume(self) -> None:
         worker, step_id = self.worker, self.run.step_id
@@ -578,7 +591,15 @@ class _LoopRun:
         step = self.backend_run.run.step
         if step.deadline is not None and now > step.deadline:
             self.rendezvous.abort(errors.DeadlineExceededError(None, None, "Timed out: the step ran past its deadline"))
-        elif self.master is not None and not self.pinging and now - self.checked >= 2.0:
+            return
+        if self.run.watch is not None and now - self.watched >= 1.0:
+            self.watched = now
+            try:
+                self.run.watch()
+            except errors.OpError as e:
+                self.rendezvous.abort(e)
+                return
+        if self.master is not None and not self.pinging and now - self.checked >= 2.0:
             self.pinging = True
             self.loop.request(self.master, "Ping", {}, [], self._pinged)
 
@@ -595,6 +616,18 @@ class _LoopRun:
                     None, None, f"The master of this step ({self.master}) is gone; giving up the step ({error.message})"
                 )
             )
+
+
+def _both(first: Callable[[], None], then: Callable[[], None] | None) -> Callable[[], None]:
+    """A watchdog running ``first``, then ``then`` (when there is one)."""
+    if then is None:
+        return first
+
+    def both() -> None:
+        first()
+        then()
+
+    return both
 
 
 class _Throttled:

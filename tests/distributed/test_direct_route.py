@@ -3,6 +3,8 @@ the master still in charge of the session (closing, resets, a master that went d
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import Future
@@ -365,6 +367,81 @@ def test_a_step_waiting_on_its_task_directly_ends_when_the_master_restarts():
         assert results[0] == 1.0 and isinstance(results[1], tf.errors.UnavailableError), results
         assert "restarted" in results[1].message
         assert time.monotonic() - restarted < 15.0
+
+
+# A client process that runs a step which waits on the ps's empty queue (directly on the tasks, or through the
+# master: argv[2]) and prints "blocking" just before it; the test kills it there.
+_BLOCKED_CLIENT = """
+import sys, time
+import dtf_notebook.compat.v1 as tf
+from dtf_notebook.distributed import remote_session
+
+target, way = sys.argv[1], sys.argv[2]
+remote_session.REFRESH_SECS = 60.0
+run_direct = remote_session.RemoteBackend._run_direct
+
+def told(backend, *args):
+    print("direct", flush=True)
+    return run_direct(backend, *args)
+
+remote_session.RemoteBackend._run_direct = told
+with tf.device("/job:ps/task:0"):
+    queue = tf.FIFOQueue(10, tf.float32, shared_name="killed_client")
+with tf.device("/job:worker/task:0"):
+    doubled = queue.dequeue() * 2.0
+sess = tf.Session(target)
+if way == "direct":
+    sess.run(queue.enqueue_many([[1.0, 2.0, 3.0]]))
+    sess.run(doubled)
+    deadline = time.monotonic() + 30
+    while not all(p.done() for p in sess._backend._probes.values()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sess.run(doubled), sess.run(doubled)
+    print("blocking", flush=True)
+    sess.run(doubled)
+else:
+    print("blocking", flush=True)
+    sess.run(queue.dequeue())  # the first step of its kind: through the master
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("way", ["direct", "master"])
+def test_a_step_of_a_killed_client_is_given_up_and_takes_no_later_element(sockets, way):
+    """A client process killed while its step waits on an empty queue stops pinging; the tasks give the step up
+    within seconds, so the element enqueued next is not taken by a step nobody will read (TF1 keeps it waiting
+    until the session closes, which a dead client never does)."""
+    ps, worker, _ = sockets
+    client = subprocess.Popen(
+        [sys.executable, "-c", _BLOCKED_CLIENT, worker.target, way],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        lines = []
+        for line in iter(client.stdout.readline, ""):  # ends at "blocking", or when the script failed and exited
+            lines.append(line.strip())
+            if lines[-1] == "blocking":
+                break
+        assert lines[-1:] == ["blocking"], lines
+        if way == "direct":
+            assert client.stdout.readline().strip() == "direct", lines  # the blocked step went straight to the tasks
+        assert eventually(lambda: ps.worker._running, timeout=30), lines
+        time.sleep(0.5)  # the step waits on the ps (and, when direct, on the worker)
+    finally:
+        client.kill()
+        client.wait(10)
+        client.stdout.close()
+    killed = time.monotonic()
+    assert eventually(lambda: not ps.worker._running and not worker.worker._running, timeout=30)
+    assert time.monotonic() - killed < 15.0
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            queue = tf.FIFOQueue(10, tf.float32, shared_name="killed_client")
+        with tf.Session(worker.target) as sess:
+            sess.run(queue.enqueue(5.0))
+            assert float(sess.run(queue.dequeue(), options=tf.RunOptions(timeout_in_ms=10000))) == 5.0
 
 
 def _queue_across_tasks(name):

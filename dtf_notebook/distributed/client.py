@@ -186,7 +186,7 @@ class Client:
         sock, handshakes, req_id, start, deadline, breaks = self._send_from_thread(
             address, method, header, tensors, timeout, settle=True
         )
-        last_heard = start
+        last_heard = pinged = start
         while True:
             now = time.monotonic()
             wait = self.heartbeat_interval if deadline is None else min(self.heartbeat_interval, deadline - now)
@@ -198,16 +198,19 @@ class Client:
             if ready:
                 reply, reply_tensors = self._read_reply(sock, address)
                 last_heard = time.monotonic()
-                if reply is None or reply.get("id") != req_id:
-                    # A pong, or the late reply of an earlier call that gave up.
-                    self._check_connection(address, handshakes, breaks, method)
-                    continue
-                if "error" in reply:
-                    raise wire.decode_error(reply["error"])
-                return reply, reply_tensors
-            self._check_connection(address, handshakes, breaks, method)
-            self._check_silence(address, polled - last_heard)
-            _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+                if reply is not None and reply.get("id") == req_id:
+                    if "error" in reply:
+                        raise wire.decode_error(reply["error"])
+                    return reply, reply_tensors
+                # A pong, or the late reply of an earlier call that gave up.
+                self._check_connection(address, handshakes, breaks, method)
+            else:
+                self._check_connection(address, handshakes, breaks, method)
+                self._check_silence(address, polled - last_heard)
+            if polled - pinged >= self.heartbeat_interval:
+                # Whatever else comes in: the task gives up a step whose client it stops hearing (.client_watch).
+                pinged = polled
+                _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
 
     def call_all(
         self, requests: Sequence[tuple[str, str, dict[str, Any], Sequence[Any]]], timeout: float | None = None
@@ -247,8 +250,9 @@ class Client:
                 raise errors.DeadlineExceededError(None, None, f"No reply from {late} within {timeout:.3g} s")
             ready = dict(poller.poll(int(wait * 1000) + 1))
             polled = time.monotonic()
-            quiet = {}
+            quiet, owing = set(), {}
             for req_id, (index, address, sock, handshakes, breaks) in list(waiting.items()):
+                owing[address] = sock
                 if req_id not in waiting:
                     continue  # answered by a read below for another request on the same socket
                 method = requests[index][1]
@@ -265,12 +269,16 @@ class Client:
                     replies[answered[0]] = (reply, tensors)
                     continue
                 self._check_connection(address, handshakes, breaks, method)
-                quiet[address] = sock
-            for address, sock in quiet.items():
+                quiet.add(address)
+            for address in quiet:
                 self._check_silence(address, polled - heard[address])
-                if polled - pinged[address] >= self.heartbeat_interval:
-                    pinged[address] = polled
-                    _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+            if polled - min(pinged.values()) >= self.heartbeat_interval:
+                # Whatever else comes in: a task gives up a step whose client it stops hearing (.client_watch).
+                still = {address for _, address, *_ in waiting.values()}
+                for address, sock in owing.items():
+                    if address in still and polled - pinged[address] >= self.heartbeat_interval:
+                        pinged[address] = polled
+                        _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
         return replies
 
     def _check_silence(self, address: str, silent: float) -> None:

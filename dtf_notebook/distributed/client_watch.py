@@ -6,11 +6,14 @@ serving such a step (a ``RunStep`` to its master, a ``RunGraph`` the client sent
 the step waits, when its event loop last heard anything from that client's connection. After
 ``max(MIN_SILENT_SECS, SILENT_PINGS * pings_every)`` seconds of silence the client is taken for dead (killed, or its
 machine gone) and the step is given up with ``CancelledError``, as if the client had closed its session: what the
-step holds is let go, and a step blocked on an empty queue takes no element meant for a later step. TF1 keeps such a
-step waiting until its session is closed, which a dead client never does.
+step holds is let go, and a step blocked on an empty queue takes no element enqueued after it was given up. TF1
+cancels a step when the client's connection closes (a killed process) and never on silence, so a client whose
+machine vanished leaves its step waiting there; here a closed connection is noticed by the same silence, 5 s later.
 
 Only silence counts: a client that is alive keeps pinging however long its step waits (a dequeue may wait for
-hours). A request without ``pings_every`` (another master, an older client) is not watched.
+hours). A request without ``pings_every`` (another master, an older client) is not watched. A partition the master
+runs in the very thread serving the client's ``RunStep`` (one on the master's own task) takes that step's watch
+from :data:`inherited`.
 
 Example:
     >>> heard = {b"client": 0.5}
@@ -28,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Callable
 from typing import Any
@@ -39,8 +43,12 @@ MIN_SILENT_SECS = 5.0
 #: A client is taken for dead after missing this many of its pings in a row (when that is longer).
 SILENT_PINGS = 10
 
-#: ``silence(peer)``: seconds since the task last heard from a connection's identity (None: unknown).
+#: ``silence(peer)``: seconds since the task last heard from a connection's identity (None: forgotten, after ten
+#: minutes of silence, or never heard).
 Silence = Callable[[bytes], "float | None"]
+
+#: The watch of the client step the calling thread serves, for a partition the master runs in that thread.
+inherited: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("dtf_client_watch", default=None)
 
 
 def client_watch(header: dict[str, Any], peer: Any, silence: Silence | None) -> Callable[[], None] | None:
@@ -61,11 +69,13 @@ def client_watch(header: dict[str, Any], peer: Any, silence: Silence | None) -> 
 
     def check() -> None:
         silent = silence(peer)
-        if silent is not None and silent > limit:
+        if silent is None or silent > limit:
+            # None: the connection was heard when this request came in, and forgotten after minutes of silence since.
+            said = "minutes" if silent is None else f"{silent:.1f} s"
             raise errors.CancelledError(
                 None,
                 None,
-                f"The client that sent this step was silent for {silent:.1f} s (it pings every {every:g} s while it "
+                f"The client that sent this step was silent for {said} (it pings every {every:g} s while it "
                 "waits): it is gone, so the step is given up",
             )
 

@@ -23,7 +23,8 @@ running there; a one-partition step whose partition the task no longer holds (a 
 the master, which never ran it. Each task must answer from the address the master named, with the incarnation the
 session knows, before the first direct step. A client process killed while its step runs (between sending the
 step's requests, or while a partition waits on an empty queue) stops pinging the tasks, which give the partitions up
-once it has been silent for 5 s (see :mod:`.client_watch`; steps through the master are watched the same way).
+once it has been silent for 5 s (see :mod:`.client_watch`; steps through the master are watched the same way); a
+client that gives up a step of one partition (Ctrl-C) aborts it on its task, as one of several.
 
 Example:
     >>> route = DirectRoute({"task": "/job:ps/replica:0/task:0", "address": "127.0.0.1:2222",
@@ -181,11 +182,6 @@ class SplitRoute:
         if len({part.address for part in self.parts}) != len(self.parts):
             raise errors.DataLossError(None, None, "The master sent a step route with two partitions at one address")
         self.version = version
-
-    @property
-    def addresses(self) -> list[str]:
-        """The address of each partition's task."""
-        return [part.address for part in self.parts]
 
     def requests(
         self, values: list[Any], timeout: float | None, step_id: int, pings_every: float | None = None

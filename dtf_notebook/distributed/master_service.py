@@ -37,7 +37,7 @@ import numpy as np
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
-from dtf_notebook.distributed.client_watch import Silence, client_watch
+from dtf_notebook.distributed.client_watch import Silence, client_watch, inherited
 from dtf_notebook.distributed.cluster_spec import ClusterSpec
 from dtf_notebook.distributed.constant_copies import copy_small_constants
 from dtf_notebook.distributed.control_edges import bypass_noops, hoist_target_noops
@@ -476,8 +476,13 @@ class MasterSession:
             if len(requests) == 1:
                 # One partition: call it from this thread (no fan-out, nothing to abort elsewhere).
                 ((task, (header, tensors)),) = requests.items()
-                if watch is None:
-                    reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
+                if watch is None or self.master.task_address(task) == self.master.address:
+                    # This task's own partition runs in this very thread: it watches the client itself.
+                    token = inherited.set(watch)
+                    try:
+                        reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
+                    finally:
+                        inherited.reset(token)
                 else:
                     reply, out = self._call_watched(step_id, task, header, tensors, timeout, watch)
                 self._check_incarnation(task, reply)
@@ -596,9 +601,9 @@ class MasterSession:
         timeout: float | None,
         watch: Callable[[], None],
     ) -> tuple[dict[str, Any], list[Any]]:
-        """``call_sync`` of a step's one partition that calls ``watch`` every second while it runs; what ``watch``
-        raises aborts the partition and is raised. As with ``call_sync``, the task's own deadline ends the step
-        (with a moment for its report: its error names what it waited for)."""
+        """``call_sync`` of a step's one partition on another task that calls ``watch`` every second while it runs;
+        what ``watch`` raises aborts the partition and is raised. As with ``call_sync``, the task's own deadline
+        ends the step, given 5 s more to report it (its error names what it waited for)."""
         future = self.master.call(task, "RunGraph", header, tensors)
         give_up = None if timeout is None else time.monotonic() + timeout + 5.0
         while True:
@@ -609,7 +614,9 @@ class MasterSession:
                 pass
             try:
                 if give_up is not None and time.monotonic() >= give_up:
-                    raise errors.DeadlineExceededError(None, None, f"RunGraph to {task} timed out after {timeout:g} s")
+                    raise errors.DeadlineExceededError(
+                        None, None, f"RunGraph to {task} timed out: no answer {timeout:g} s + 5 s after it was sent"
+                    )
                 watch()
             except errors.OpError as e:
                 self._abort(step_id, e, [task])
@@ -1077,6 +1084,7 @@ class _LoopStep:
         finally:
             self.master._idle(session)
         if self.error is not None:
+            self.values = self.results = []  # a timer may hold the step a while longer (its deadline, its client watch)
             self.reply.fail(self.error)
             return
         for index, feed_index in self.plan.fed_fetches:
@@ -1084,6 +1092,7 @@ class _LoopStep:
         header, tensors = _step_reply(self.results)
         if self.want_route and self.plan.route is not None and not self.plan.retired:
             header["route"] = self.plan.route
+        self.values = self.results = []
         self.reply.ok(header, tensors)
 
 

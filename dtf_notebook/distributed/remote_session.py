@@ -229,19 +229,20 @@ class RemoteBackend:
     ) -> list[Any]:
         step_id = secrets.randbits(62)
         pings_every = self._pings_every  # each task gives the step up if this client goes silent
-        if isinstance(route, DirectRoute):
-            header, tensors = route.request(fed, timeout, step_id, pings_every)
-            reply, out = self._client.call(route.address, "RunGraph", header, tensors, timeout=wait)
-            return route.results(reply, out, fetch_count)
         try:
+            if isinstance(route, DirectRoute):
+                header, tensors = route.request(fed, timeout, step_id, pings_every)
+                reply, out = self._client.call(route.address, "RunGraph", header, tensors, timeout=wait)
+                return route.results(reply, out, fetch_count)
             replies = self._client.call_all(route.requests(fed, timeout, step_id, pings_every), timeout=wait)
         except BaseException as e:
             # As the master does: the first failure (or this thread giving up, an interrupt included) aborts the
-            # step on every task, so that no partition waits for a tensor that will not come.
-            error = e if isinstance(e, errors.OpError) else errors.CancelledError(None, None, "The client gave up")
-            message = {"step_id": step_id, "error": wire.encode_error(error)}
-            for address in route.addresses:
-                self._client.call_async(address, "AbortStep", message, [])  # fire and forget
+            # step on every task, so that no partition waits for a tensor (or a queue's element) nobody will read.
+            if not (isinstance(route, DirectRoute) and isinstance(e, errors.OpError) and route.gone(e)):
+                error = e if isinstance(e, errors.OpError) else errors.CancelledError(None, None, "The client gave up")
+                message = {"step_id": step_id, "error": wire.encode_error(error)}
+                for part in route.parts:
+                    self._client.call_async(part.address, "AbortStep", message, [])  # fire and forget
             raise
         return route.results(replies, fetch_count)
 

@@ -50,6 +50,7 @@ Handler = Callable[[str, dict[str, Any], list[Any]], tuple[dict[str, Any], Seque
 _log = logging.getLogger(__name__)
 _TICK = 0.1  # seconds between the loop's checks of deadlines, heartbeats and stale streams
 _HEARD_KEEP_SECS = 600.0  # a connection not heard from for this long is forgotten (see ServiceSocket.silent_for)
+_FORGET_EVERY_SECS = 60.0  # how often the loop forgets such connections
 _WAKE = [b""]  # a message on the reply channel that only wakes the loop (replies have an identity frame first)
 
 
@@ -293,7 +294,7 @@ class ServiceSocket:
         poller.register(self._replies, zmq.POLLIN)
         peers = self.peers
         next_tick = time.monotonic() + _TICK
-        next_forget = next_tick + _HEARD_KEEP_SECS
+        next_forget = next_tick + _FORGET_EVERY_SECS
         while not self._closing.is_set():
             timeout = 100
             if self._calls:
@@ -306,14 +307,16 @@ class ServiceSocket:
                 ready = dict(poller.poll(timeout))
             except zmq.ZMQError:
                 break
-            self._polled = polled = time.monotonic()
+            polled = time.monotonic()
             if self._replies in ready:
                 for frames in _drain(self._replies):
                     if len(frames) > 1:
                         self._send(frames)
             if self._router in ready:
                 for frames in _drain(self._router):
-                    self._receive(frames)
+                    self._receive(frames, polled)
+            # Published once what came in by the poll is counted: a loop held up makes no peer look silent.
+            self._polled = polled
             if len(ready) > (self._router in ready) + (self._replies in ready):
                 peers.receive(ready)  # replies to the loop's own requests
             self._run_calls()
@@ -330,7 +333,7 @@ class ServiceSocket:
                 next_tick = now + _TICK
             if now >= next_forget:
                 self._forget_quiet(now)
-                next_forget = now + _HEARD_KEEP_SECS
+                next_forget = now + _FORGET_EVERY_SECS
         peers.close()
         self._router.close(0)
         self._replies.close(0)
@@ -355,12 +358,12 @@ class ServiceSocket:
         except zmq.ZMQError:
             pass  # the peer is gone; nothing to deliver to
 
-    def _receive(self, frames: list[Any]) -> None:
+    def _receive(self, frames: list[Any], polled: float) -> None:
         if len(frames) < 2:
             return  # not even an identity and a header: drop
         identity = frames[0]
         peer = identity.bytes
-        self._heard[peer] = self._polled
+        self._heard[peer] = polled
         buffers = [f.buffer for f in frames[1:]]
         try:
             message = self._assembler.feed(peer, buffers)
@@ -413,8 +416,9 @@ class ServiceSocket:
 
     def silent_for(self, peer: bytes) -> float | None:
         """Seconds this socket had heard nothing from connection ``peer`` (an identity, as ``current_peer`` holds
-        it) when its loop last looked; None for a peer not heard from in the last ten minutes. A loop held up does
-        not make its peers look silent: what they sent meanwhile is counted from the loop's next look.
+        it) when its loop last looked; None for a peer never heard, or not heard from for ten minutes (forgotten
+        within a minute after that). A loop held up does not make its peers look silent: what they sent meanwhile
+        is counted before the loop's next look is published.
 
         Example:
             >>> from dtf_notebook.distributed.client import Client

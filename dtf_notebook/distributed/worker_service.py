@@ -47,7 +47,7 @@ import numpy as np
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
-from dtf_notebook.distributed.client_watch import Silence, client_watch
+from dtf_notebook.distributed.client_watch import Silence, client_watch, inherited
 from dtf_notebook.distributed.direct_route import unregistered_message
 from dtf_notebook.distributed.outbox import Outbox
 from dtf_notebook.distributed.peer_limits import current_peer
@@ -277,7 +277,8 @@ class WorkerService:
             feeds = [(graph.get_tensor_by_name(n), v) for n, v in zip(feed_names, tensors)]
         except (KeyError, ValueError) as e:
             raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
-        watch = client_watch(header, current_peer.get(), self._client_silence)
+        # Sent by the client itself, or run by its master in the thread serving the client's step.
+        watch = client_watch(header, current_peer.get(), self._client_silence) or inherited.get()
         return _Prepared(handle, step_id, graph, backend, fetches, targets, feeds, sent, watch)
 
     def _deliver_sent(self, run: _Prepared) -> None:

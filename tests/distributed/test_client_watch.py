@@ -40,8 +40,12 @@ def test_a_request_without_a_connection_or_interval_is_not_watched():
     assert client_watch({"pings_every": 0.5}, None, lambda peer: 99.0) is None
     assert client_watch({}, b"peer", lambda peer: 99.0) is None
     assert client_watch({"pings_every": 0.5}, b"peer", None) is None
-    unknown = client_watch({"pings_every": 0.5}, b"peer", lambda peer: None)
-    unknown()  # a peer not heard from at all (forgotten) is not taken for dead
+
+
+def test_a_connection_forgotten_after_minutes_of_silence_is_taken_for_gone():
+    forgotten = client_watch({"pings_every": 0.5}, b"peer", lambda peer: None)  # heard when the request came in
+    with pytest.raises(errors.CancelledError, match="silent for minutes"):
+        forgotten()
 
 
 @pytest.mark.cluster

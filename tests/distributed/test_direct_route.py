@@ -369,15 +369,18 @@ def test_a_step_waiting_on_its_task_directly_ends_when_the_master_restarts():
         assert time.monotonic() - restarted < 15.0
 
 
-# A client process that runs a step which waits on the ps's empty queue (directly on the tasks, or through the
-# master: argv[2]) and prints "blocking" just before it; the test kills it there.
+# A client process that runs a step which waits on an empty queue and prints "blocking" just before it; the test
+# kills it there. argv[2] says which way the step goes: straight to the tasks ("direct"), or through the master as
+# the first step of its kind (served on one of its threads: "master-split" of two partitions, "master-ps" of one on the
+# ps, "master-own" of one on the master's own task, run in that very thread), or as a later one ("master-loop",
+# served on its event loop).
 _BLOCKED_CLIENT = """
 import sys, time
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed import remote_session
 
 target, way = sys.argv[1], sys.argv[2]
-remote_session.REFRESH_SECS = 60.0
+remote_session.REFRESH_SECS = 60.0 if way == "direct" else -1.0  # -1: every step through the master
 run_direct = remote_session.RemoteBackend._run_direct
 
 def told(backend, *args):
@@ -389,6 +392,7 @@ with tf.device("/job:ps/task:0"):
     queue = tf.FIFOQueue(10, tf.float32, shared_name="killed_client")
 with tf.device("/job:worker/task:0"):
     doubled = queue.dequeue() * 2.0
+    own = tf.FIFOQueue(10, tf.float32, shared_name="killed_client_own")
 sess = tf.Session(target)
 if way == "direct":
     sess.run(queue.enqueue_many([[1.0, 2.0, 3.0]]))
@@ -397,20 +401,22 @@ if way == "direct":
     while not all(p.done() for p in sess._backend._probes.values()) and time.monotonic() < deadline:
         time.sleep(0.02)
     sess.run(doubled), sess.run(doubled)
-    print("blocking", flush=True)
+elif way == "master-loop":
+    sess.run(queue.enqueue(1.0))
+    sess.run(doubled)  # its plan is compiled: the next step of its kind is served on the master's loop
+print("blocking", flush=True)
+if way in ("direct", "master-split", "master-loop"):
     sess.run(doubled)
 else:
-    print("blocking", flush=True)
-    sess.run(queue.dequeue())  # the first step of its kind: through the master
+    sess.run((queue if way == "master-ps" else own).dequeue())
 """
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("way", ["direct", "master"])
+@pytest.mark.parametrize("way", ["direct", "master-split", "master-ps", "master-own", "master-loop"])
 def test_a_step_of_a_killed_client_is_given_up_and_takes_no_later_element(sockets, way):
     """A client process killed while its step waits on an empty queue stops pinging; the tasks give the step up
-    within seconds, so the element enqueued next is not taken by a step nobody will read (TF1 keeps it waiting
-    until the session closes, which a dead client never does)."""
+    within seconds, so an element enqueued after that is not taken by a step nobody will read."""
     ps, worker, _ = sockets
     client = subprocess.Popen(
         [sys.executable, "-c", _BLOCKED_CLIENT, worker.target, way],
@@ -418,6 +424,7 @@ def test_a_step_of_a_killed_client_is_given_up_and_takes_no_later_element(socket
         stderr=subprocess.STDOUT,
         text=True,
     )
+    waiting_task = worker if way == "master-own" else ps
     try:
         lines = []
         for line in iter(client.stdout.readline, ""):  # ends at "blocking", or when the script failed and exited
@@ -427,8 +434,8 @@ def test_a_step_of_a_killed_client_is_given_up_and_takes_no_later_element(socket
         assert lines[-1:] == ["blocking"], lines
         if way == "direct":
             assert client.stdout.readline().strip() == "direct", lines  # the blocked step went straight to the tasks
-        assert eventually(lambda: ps.worker._running, timeout=30), lines
-        time.sleep(0.5)  # the step waits on the ps (and, when direct, on the worker)
+        assert eventually(lambda: waiting_task.worker._running, timeout=30), lines
+        time.sleep(0.5)  # the step waits on the queue's task (and on the other task, for two partitions)
     finally:
         client.kill()
         client.wait(10)
@@ -437,11 +444,46 @@ def test_a_step_of_a_killed_client_is_given_up_and_takes_no_later_element(socket
     assert eventually(lambda: not ps.worker._running and not worker.worker._running, timeout=30)
     assert time.monotonic() - killed < 15.0
     with tf.Graph().as_default():
-        with tf.device("/job:ps/task:0"):
-            queue = tf.FIFOQueue(10, tf.float32, shared_name="killed_client")
+        own = way == "master-own"
+        device, name = ("/job:worker/task:0", "killed_client_own") if own else ("/job:ps/task:0", "killed_client")
+        with tf.device(device):
+            queue = tf.FIFOQueue(10, tf.float32, shared_name=name)
         with tf.Session(worker.target) as sess:
             sess.run(queue.enqueue(5.0))
             assert float(sess.run(queue.dequeue(), options=tf.RunOptions(timeout_in_ms=10000))) == 5.0
+
+
+def test_a_client_interrupted_in_a_step_of_one_partition_aborts_it_on_its_task(sockets, monkeypatch):
+    """Ctrl-C in a dequeue that went straight to the ps ends it there at once (the client's connection stays up and
+    keeps being heard, so only the abort can end it), and the next element goes to the next reader."""
+    ps, worker, served = sockets
+    with tf.device("/job:ps/task:0"):
+        queue = tf.FIFOQueue(10, tf.float32, shared_name="interrupted_one")
+    take = queue.dequeue()
+    with tf.Session(worker.target) as sess:
+        sess.run(queue.enqueue_many([[1.0, 2.0]]))
+        assert float(sess.run(take)) == 1.0
+        assert _probed(sess)
+        call = Client.call
+
+        def interrupted(self, address, method, header=None, tensors=(), timeout=None):
+            if method != "RunGraph":
+                return call(self, address, method, header, tensors, timeout)
+            try:
+                return call(self, address, method, header, tensors, timeout=0.3)
+            except tf.errors.DeadlineExceededError:
+                raise KeyboardInterrupt from None  # Ctrl-C while the step waits
+
+        monkeypatch.setattr(Client, "call", interrupted)
+        direct = served.count("direct")
+        assert float(sess.run(take)) == 2.0
+        with pytest.raises(KeyboardInterrupt):
+            sess.run(take)  # the queue is empty: the ps's partition waits
+        assert served.count("direct") == direct + 2
+        assert eventually(lambda: not ps.worker._running, timeout=5)
+        monkeypatch.setattr(Client, "call", call)
+        sess.run(queue.enqueue(5.0))
+        assert float(sess.run(take)) == 5.0
 
 
 def _queue_across_tasks(name):

@@ -179,14 +179,7 @@ def test_a_client_interrupted_in_a_step_across_tasks_aborts_it_on_every_task(soc
         assert float(sess.run(doubled)) == 2.0
         assert _probed(sess)
         call_all = Client.call_all
-
-        def interrupted(self, requests, timeout=None):
-            try:
-                return call_all(self, requests, timeout=0.3)
-            except tf.errors.DeadlineExceededError:
-                raise KeyboardInterrupt from None  # Ctrl-C while the step waits
-
-        monkeypatch.setattr(Client, "call_all", interrupted)
+        monkeypatch.setattr(Client, "call_all", _interrupted(call_all))
         direct = served.count("direct")
         assert float(sess.run(doubled)) == 4.0
         with pytest.raises(KeyboardInterrupt):
@@ -465,16 +458,7 @@ def test_a_client_interrupted_in_a_step_of_one_partition_aborts_it_on_its_task(s
         assert float(sess.run(take)) == 1.0
         assert _probed(sess)
         call = Client.call
-
-        def interrupted(self, address, method, header=None, tensors=(), timeout=None):
-            if method != "RunGraph":
-                return call(self, address, method, header, tensors, timeout)
-            try:
-                return call(self, address, method, header, tensors, timeout=0.3)
-            except tf.errors.DeadlineExceededError:
-                raise KeyboardInterrupt from None  # Ctrl-C while the step waits
-
-        monkeypatch.setattr(Client, "call", interrupted)
+        monkeypatch.setattr(Client, "call", _interrupted(call, only=lambda address, method, *_: method == "RunGraph"))
         direct = served.count("direct")
         assert float(sess.run(take)) == 2.0
         with pytest.raises(KeyboardInterrupt):
@@ -484,6 +468,21 @@ def test_a_client_interrupted_in_a_step_of_one_partition_aborts_it_on_its_task(s
         monkeypatch.setattr(Client, "call", call)
         sess.run(queue.enqueue(5.0))
         assert float(sess.run(take)) == 5.0
+
+
+def _interrupted(method, only=lambda *args: True):
+    """A ``Client`` method (``call``, ``call_all``) whose waits for the calls ``only`` picks end after 0.3 s with a
+    KeyboardInterrupt, as Ctrl-C in a step that waits."""
+
+    def interrupted(self, *args, timeout=None, **kwargs):
+        if not only(*args):
+            return method(self, *args, timeout=timeout, **kwargs)
+        try:
+            return method(self, *args, timeout=0.3, **kwargs)
+        except tf.errors.DeadlineExceededError:
+            raise KeyboardInterrupt from None
+
+    return interrupted
 
 
 def _queue_across_tasks(name):

@@ -123,6 +123,8 @@ class MasterSession:
         self._live: set[_StepPlan] = set()  # every plan whose partitions are registered
         self._closed = False
         self._running: dict[int, list[str]] = {}  # step id -> the tasks running its partitions
+        self._tokens: dict[int, int] = {}  # a client's step token -> the id of the step running it (cancel_step)
+        self._given_up: dict[int, float] = {}  # tokens a client gave up before their step started -> when
         self._lock = threading.Lock()  # compiling and extending
         self._refs = threading.Lock()  # the plan table, users and retirement
         self.last_used = time.monotonic()
@@ -437,19 +439,20 @@ class MasterSession:
         traces: list[dict[str, Any]] | None = None,
         graphs: list[dict[str, Any]] | None = None,
         watch: Callable[[], None] | None = None,
+        token: int | None = None,
     ) -> list[Any]:
         """Runs one step; with ``direct_fetch`` large fetched values stay on their task as :class:`HeldTensor`.
 
         With ``traces`` (a list) every partition is traced and its worker's trace (``nodes``, ``sent``) appended;
         with ``graphs`` (a list) each task's partition graph is appended (``RunOptions.output_partition_graphs``).
         ``watch`` (see :mod:`.client_watch`) is called every second while the partitions run; what it raises
-        aborts the step.
+        aborts the step. ``token``: the client's name for the step (see :meth:`cancel_step`).
         """
         plan = self.plan(feeds, fetches, targets)
         if graphs is not None:  # (copies: the caller's RunMetadata may be changed, the plan's must not)
             graphs.extend({"node": [dict(n) for n in g["node"]]} for g in plan.partition_graphs)
         try:
-            return self._run_plan(plan, fetches, values, timeout, direct_fetch, traces, watch)
+            return self._run_plan(plan, fetches, values, timeout, direct_fetch, traces, watch, token)
         finally:
             self.release(plan)
 
@@ -462,8 +465,9 @@ class MasterSession:
         direct_fetch: bool,
         traces: list[dict[str, Any]] | None,
         watch: Callable[[], None] | None = None,
+        token: int | None = None,
     ) -> list[Any]:
-        with self._running_step(plan) as step_id:
+        with self._running_step(plan, token) as step_id:
             deadline = None if timeout is None else time.monotonic() + timeout
             requests = {
                 task: self._run_graph_request(plan, task, step_id, values, timeout, direct_fetch)
@@ -494,18 +498,43 @@ class MasterSession:
             return results
 
     @contextlib.contextmanager
-    def _running_step(self, plan: _StepPlan) -> Iterator[int]:
-        """A new step id, known as running (on ``plan``'s tasks) until the block ends, so close() can cancel it."""
+    def _running_step(self, plan: _StepPlan, token: int | None = None) -> Iterator[int]:
+        """A new step id, known as running (on ``plan``'s tasks) until the block ends, so close() can cancel it,
+        and so can its client by ``token`` (see :meth:`cancel_step`)."""
         step_id = secrets.randbits(62)
         with self._refs:
             if self._closed:
                 raise errors.CancelledError(None, None, f"Session {self.handle} was closed")
-            self._running[step_id] = list(plan.handles)
+            self._start_step(step_id, plan, token)
         try:
             yield step_id
         finally:
             with self._refs:
                 self._running.pop(step_id, None)
+                self._tokens.pop(token, None)
+
+    def _start_step(self, step_id: int, plan: _StepPlan, token: int | None) -> None:
+        """Counts step ``step_id`` as running (hold ``_refs``); raises when its client gave it up already."""
+        if token is not None:
+            if self._given_up.pop(token, None) is not None:
+                raise errors.CancelledError(None, None, _GAVE_UP)
+            self._tokens[token] = step_id
+        self._running[step_id] = list(plan.handles)
+
+    def cancel_step(self, token: int) -> None:
+        """Aborts the step a client sent with ``step_token`` ``token`` on every task (the client gave it up: an
+        interrupt, its own deadline), so nothing of it goes on waiting, for a queue's element say; a step not started
+        yet fails as it starts (for a minute). Unknown tokens (a step already over) cost a minute's entry."""
+        now = time.monotonic()
+        with self._refs:
+            step_id = self._tokens.get(token)
+            tasks = self._running.get(step_id, []) if step_id is not None else []
+            if step_id is None:
+                recent = {t: when for t, when in self._given_up.items() if now - when < 60.0}
+                self._given_up = dict(list(recent.items())[-999:])  # bounded, whatever a client sends
+                self._given_up[token] = now
+        if tasks:
+            self._abort(step_id, errors.CancelledError(None, None, _GAVE_UP), tasks)
 
     def _run_graph_request(
         self, plan: _StepPlan, task: str, step_id: int, values: list[Any], timeout: float | None, direct_fetch: bool
@@ -840,6 +869,7 @@ class MasterService:
             return False
         try:
             watch = client_watch(header, current_peer.get(), self.client_silence)
+            token = _step_token(header)
         except errors.OpError:
             return False  # a thread reports it
         handle = header.get("session_handle")
@@ -855,7 +885,7 @@ class MasterService:
             return False
         step = _LoopStep(self, session, plan, names[1], tensors, timeout, bool(header.get("direct_fetch")), reply)
         step.want_route = bool(header.get("want_route"))
-        step.watch = watch
+        step.watch, step.token = watch, token
         step.start(call, loop, hold_sends)
         return True
 
@@ -874,6 +904,7 @@ class MasterService:
         if method == "RunStep":
             timeout = header.get("timeout")
             watch = client_watch(header, current_peer.get(), self.client_silence)
+            token = _step_token(header)
             traces: list[dict[str, Any]] | None = [] if header.get("trace") else None
             graphs: list[dict[str, Any]] | None = [] if header.get("partition_graphs") else None
             results = session.run(
@@ -886,6 +917,7 @@ class MasterService:
                 traces=traces,
                 graphs=graphs,
                 watch=watch,
+                token=token,
             )
             reply, out = _step_reply(results)
             if graphs is not None:
@@ -900,6 +932,12 @@ class MasterService:
                     "sent": [row for t in traces for row in t.get("sent", [])],
                 }
             return reply, out
+        if method == "CancelStep":
+            token = _step_token(header)
+            if token is None:
+                raise errors.InvalidArgumentError(None, None, "CancelStep needs the step_token of the step to cancel")
+            session.cancel_step(token)
+            return {}, []
         if method == "GetPlacement":
             names = [list(header.get(k) or []) for k in ("feeds", "fetches", "targets")]
             return session.placement(*names), []
@@ -961,6 +999,17 @@ class MasterService:
             self._drop(session)
 
 
+_GAVE_UP = "The client gave this step up (it was interrupted, or stopped waiting)"
+
+
+def _step_token(header: dict[str, Any]) -> int | None:
+    """A request's ``step_token`` (a client's name for its step, see ``MasterSession.cancel_step``), None if none."""
+    token = header.get("step_token")
+    if token is not None and (type(token) is not int or not 0 <= token < 1 << 63):
+        raise errors.InvalidArgumentError(None, None, f"step_token must be an integer in [0, 2**63), got {token!r:.40}")
+    return token
+
+
 def _step_reply(results: list[Any]) -> tuple[dict[str, Any], list[Any]]:
     """The ``RunStep`` reply for a step's fetched values: large ones held on their task are named in ``held``."""
     held = [[i, r.address, r.token] for i, r in enumerate(results) if isinstance(r, HeldTensor)]
@@ -982,6 +1031,7 @@ class _LoopStep:
         self.step_id = 0
         self.want_route = False  # the client asked how to run this signature directly (see MasterSession._route)
         self.watch: Callable[[], None] | None = None  # raises once the step's client went silent (.client_watch)
+        self.token: int | None = None  # the client's name for the step (MasterSession.cancel_step)
 
     def start(
         self,
@@ -994,9 +1044,13 @@ class _LoopStep:
         with session._refs:
             closed = session._closed
             if not closed:
-                session._running[step_id] = list(plan.handles)
+                try:
+                    session._start_step(step_id, plan, self.token)
+                except errors.OpError as e:
+                    self.error = e  # its client gave it up before it started
         if closed:
             self.error = errors.CancelledError(None, None, f"Session {session.handle} was closed")
+        if self.error is not None:
             self._finish()
             return
         timeout = None if self.timeout is None else float(self.timeout)
@@ -1079,6 +1133,7 @@ class _LoopStep:
         session = self.session
         with session._refs:
             session._running.pop(self.step_id, None)
+            session._tokens.pop(self.token, None)
         try:
             session.release(self.plan)
         finally:

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import secrets
@@ -170,8 +171,22 @@ class RemoteBackend:
             "trace": tracing,
             "partition_graphs": graphs,
             "want_route": remote and not graphs and key not in self._routes,
+            # Its name for the step: a client that gives it up (Ctrl-C, its own deadline) cancels it by this.
+            "step_token": secrets.randbits(62),
         }
-        reply, values = self._client.call(self.address, "RunStep", header, fed, timeout=wait)
+        started = time.monotonic()
+        try:
+            reply, values = self._client.call(self.address, "RunStep", header, fed, timeout=wait)
+        except BaseException as e:
+            # An error the master answered ended the step there; a wait this thread gave up did not.
+            gave_up = not isinstance(e, errors.OpError) or (
+                isinstance(e, errors.DeadlineExceededError) and wait is not None and time.monotonic() - started >= wait
+            )
+            if gave_up and remote:
+                cancel = {"session_handle": self._handle, "step_token": header["step_token"]}
+                with contextlib.suppress(errors.OpError):  # a closing client: its sessions close anyway
+                    self._client.call_async(self.address, "CancelStep", cancel, [])  # fire and forget
+            raise
         if remote:
             self._heard.master = (time.monotonic(), self._client.connection_breaks(self.address))
             if header["want_route"]:

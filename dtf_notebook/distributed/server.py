@@ -49,6 +49,7 @@ _MASTER_METHODS = frozenset(
         "CreateSession",
         "ExtendSession",
         "RunStep",
+        "CancelStep",
         "CloseSession",
         "ListDevices",
         "Reset",

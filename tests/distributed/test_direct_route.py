@@ -517,3 +517,32 @@ def _record(results, fn, *args):
         results.append(fn(*args))
     except tf.errors.OpError as e:
         results.append(e)
+
+
+@pytest.mark.parametrize("kind", ["first", "later"])
+def test_a_client_interrupted_in_a_step_through_the_master_cancels_it_there(sockets, monkeypatch, kind):
+    """Ctrl-C in a dequeue the master serves (on a thread as the first step of its kind, on its loop later) cancels
+    it by the step's token at once; the client's connection stays up and keeps being heard, and the silence watch
+    is made too long to matter here, so only the cancel can end it."""
+    from dtf_notebook.distributed import client_watch
+
+    ps, worker, served = sockets
+    monkeypatch.setattr(remote_session, "REFRESH_SECS", -1.0)  # every step through the master
+    monkeypatch.setattr(client_watch, "MIN_SILENT_SECS", 3600.0)
+    with tf.device("/job:ps/task:0"):
+        queue = tf.FIFOQueue(10, tf.float32, shared_name=f"cancelled_{kind}")
+    take = queue.dequeue()
+    with tf.Session(worker.target) as sess:
+        if kind == "later":
+            sess.run(queue.enqueue(1.0))
+            assert float(sess.run(take)) == 1.0  # compiles its plan: the next one is served on the master's loop
+        call = Client.call
+        monkeypatch.setattr(Client, "call", _interrupted(call, only=lambda address, method, *_: method == "RunStep"))
+        with pytest.raises(KeyboardInterrupt):
+            sess.run(take)  # the queue is empty: the ps's partition waits
+        sessions = list(worker.master._sessions.values())
+        assert eventually(lambda: not ps.worker._running and not any(s._running for s in sessions), timeout=5)
+        monkeypatch.setattr(Client, "call", call)
+        sess.run(queue.enqueue(5.0))
+        assert float(sess.run(take)) == 5.0
+        assert "direct" not in served

@@ -8,9 +8,9 @@ initial model, which the chief prints before it hands out the first tokens (both
 values, saved from TF's chief and loaded into ours), to 1e-5 -- and of outcomes: both workers finish, the global
 step reaches --train_steps, the variables live on the ps task, and training cuts the validation cross entropy to
 a fraction of its start under both, to within a factor of TF's (in async mode only when the two runs' workers split
-the steps alike: how they interleave moves the result as much under either library). In sync mode the other worker may stay blocked
-on the token queue once the chief has finished and left, as it does under TF (nobody hands out tokens any more);
-the test then stops it.
+the steps alike: how they interleave moves the result as much under either library). In sync mode the other worker
+may stay blocked on the token queue once the chief has finished and left, as it does under TF (nobody hands out
+tokens any more); the test then stops it.
 """
 
 from __future__ import annotations

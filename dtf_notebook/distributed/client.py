@@ -250,9 +250,8 @@ class Client:
                 raise errors.DeadlineExceededError(None, None, f"No reply from {late} within {timeout:.3g} s")
             ready = dict(poller.poll(int(wait * 1000) + 1))
             polled = time.monotonic()
-            quiet, owing = set(), {}
+            quiet = set()
             for req_id, (index, address, sock, handshakes, breaks) in list(waiting.items()):
-                owing[address] = sock
                 if req_id not in waiting:
                     continue  # answered by a read below for another request on the same socket
                 method = requests[index][1]
@@ -274,9 +273,8 @@ class Client:
                 self._check_silence(address, polled - heard[address])
             if polled - min(pinged.values()) >= self.heartbeat_interval:
                 # Whatever else comes in: a task gives up a step whose client it stops hearing (.client_watch).
-                still = {address for _, address, *_ in waiting.values()}
-                for address, sock in owing.items():
-                    if address in still and polled - pinged[address] >= self.heartbeat_interval:
+                for _, address, sock, *_ in list(waiting.values()):
+                    if polled - pinged[address] >= self.heartbeat_interval:  # (once per address)
                         pinged[address] = polled
                         _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
         return replies

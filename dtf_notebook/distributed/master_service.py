@@ -482,11 +482,11 @@ class MasterSession:
                 ((task, (header, tensors)),) = requests.items()
                 if watch is None or self.master.task_address(task) == self.master.address:
                     # This task's own partition runs in this very thread: it watches the client itself.
-                    token = inherited.set(watch)
+                    inheriting = inherited.set(watch)
                     try:
                         reply, out = self.master.call_sync(task, "RunGraph", header, tensors, timeout)
                     finally:
-                        inherited.reset(token)
+                        inherited.reset(inheriting)
                 else:
                     reply, out = self._call_watched(step_id, task, header, tensors, timeout, watch)
                 self._check_incarnation(task, reply)

@@ -279,6 +279,8 @@ class WorkerService:
             raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
         # Sent by the client itself, or run by its master in the thread serving the client's step.
         watch = client_watch(header, current_peer.get(), self._client_silence) or inherited.get()
+        if watch is not None:
+            watch = _Throttled(watch, every=1.0)
         return _Prepared(handle, step_id, graph, backend, fetches, targets, feeds, sent, watch)
 
     def _deliver_sent(self, run: _Prepared) -> None:
@@ -326,7 +328,7 @@ class WorkerService:
         if isinstance(master, str) and self._master_alive is not None:
             rendezvous.watchdog = _Throttled(lambda: self._master_alive(master, master_incarnation), every=2.0)
         if run.watch is not None:
-            rendezvous.watchdog = _both(_Throttled(run.watch, every=1.0), rendezvous.watchdog)
+            rendezvous.watchdog = _both(run.watch, rendezvous.watchdog)
         tracing = bool(header.get("trace"))
         outbox = self._outbox(step_id)
         step, sent_bytes = self._step_context(header, step_id, rendezvous, outbox, tracing)
@@ -528,7 +530,7 @@ class _Prepared:
     def __init__(self, handle, step_id, graph, backend, fetches, targets, feeds, sent, watch) -> None:
         self.handle, self.step_id, self.graph, self.backend = handle, step_id, graph, backend
         self.fetches, self.targets, self.feeds, self.sent = fetches, targets, feeds, sent
-        self.watch = watch  # raises once the client that sent it went silent (None: not watched)
+        self.watch = watch  # raises once the client that sent it went silent (None: not watched); throttled
 
 
 class _LoopRun:
@@ -543,7 +545,6 @@ class _LoopRun:
         self.busy = 0.0  # seconds it kept the loop busy
         self.checked = time.monotonic()  # when its master was last known alive
         self.pinging = False
-        self.watched = self.checked  # when its client's silence was last checked
 
     def resume(self) -> None:
         worker, step_id = self.worker, self.run.step_id
@@ -593,8 +594,7 @@ class _LoopRun:
         if step.deadline is not None and now > step.deadline:
             self.rendezvous.abort(errors.DeadlineExceededError(None, None, "Timed out: the step ran past its deadline"))
             return
-        if self.run.watch is not None and now - self.watched >= 1.0:
-            self.watched = now
+        if self.run.watch is not None:
             try:
                 self.run.watch()
             except errors.OpError as e:

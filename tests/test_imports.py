@@ -162,6 +162,7 @@ def test_zmq_constants_written_out_match_pyzmq():
     from dtf_notebook.distributed import handshake_watch, zmq_util
 
     assert (zmq_util._EVENTS, zmq_util._POLLIN) == (int(zmq.EVENTS), int(zmq.POLLIN))
+    assert (zmq_util._NOBLOCK, zmq_util._SNDMORE) == (int(zmq.NOBLOCK), int(zmq.SNDMORE))
     assert handshake_watch._PROTOCOL == int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
     assert handshake_watch._AUTH == int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
     assert handshake_watch._NO_DETAIL == int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)

@@ -37,6 +37,8 @@ from dtf_notebook.distributed.handshake_watch import HandshakeWatch, read_events
 from dtf_notebook.distributed.keyring import client_key
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
 from dtf_notebook.distributed.zmq_util import (
+    _NOBLOCK,
+    _POLLIN,
     _apply_common_options,
     _drain,
     _push_from_thread,
@@ -52,7 +54,7 @@ from dtf_notebook.lazy_modules import zmq
 def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
     """Sends without blocking; False when the peer cannot take it now (not connected, or gone)."""
     try:
-        send_frames(sock, frames, zmq.NOBLOCK)
+        send_frames(sock, frames, _NOBLOCK)  # a plain int: pyzmq's flag enums cost microseconds per send
         return True
     except zmq.Again:
         return False
@@ -192,7 +194,7 @@ class Client:
             wait = self.heartbeat_interval if deadline is None else min(self.heartbeat_interval, deadline - now)
             if wait <= 0:
                 raise errors.DeadlineExceededError(None, None, f"{method} to {address} timed out after {timeout:.3g} s")
-            ready = sock.poll(int(wait * 1000) + 1, zmq.POLLIN)
+            ready = sock.poll(int(wait * 1000) + 1, _POLLIN)
             # Silence counts up to the poll: a reply that comes while this thread is held up after it waits unread.
             polled = time.monotonic()
             if ready:
@@ -239,7 +241,7 @@ class Client:
                 address, method, header, tensors, None if deadline is None else deadline - time.monotonic(), True
             )
             waiting[req_id] = (index, address, sock, handshakes, breaks)
-            poller.register(sock, zmq.POLLIN)
+            poller.register(sock, _POLLIN)
         heard = {address: start for address, *_ in requests}
         pinged = dict(heard)
         while waiting:

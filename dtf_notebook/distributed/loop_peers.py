@@ -44,7 +44,15 @@ from dtf_notebook.distributed.client import new_dealer
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
-from dtf_notebook.distributed.zmq_util import _drain, _tcp, count_breaks, send_frames, unwatch_breaks, watch_breaks
+from dtf_notebook.distributed.zmq_util import (
+    _NOBLOCK,
+    _drain,
+    _tcp,
+    count_breaks,
+    send_frames,
+    unwatch_breaks,
+    watch_breaks,
+)
 from dtf_notebook.lazy_modules import zmq
 
 _log = logging.getLogger(__name__)
@@ -273,7 +281,7 @@ def _fail(peer: _Peer, request_ids: list[int], error: errors.OpError) -> None:
 
 def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
     try:
-        send_frames(sock, frames, zmq.NOBLOCK)
+        send_frames(sock, frames, _NOBLOCK)  # a plain int: pyzmq's flag enums cost microseconds per send
         return True
     except zmq.Again:
         return False

@@ -65,14 +65,20 @@ def free_ports(n: int) -> list[int]:
 
 
 class Servers:
-    """Server processes of one cluster (``lib`` "dtf" or "tf"), started in parallel; a context manager."""
+    """Server processes of one cluster (``lib`` "dtf" or "tf"), started in parallel; a context manager.
 
-    def __init__(self, lib: str, jobs: dict[str, int], path: str | None = None) -> None:
+    ``launcher`` (dtf only) replaces ``python -m dtf_notebook.server``: it is given the task's name (``ps0``) and the
+    server's arguments (``bench_step_stages.py`` times stages inside each task this way)."""
+
+    def __init__(
+        self, lib: str, jobs: dict[str, int], path: str | None = None, launcher: list[str] | None = None
+    ) -> None:
         ports = iter(free_ports(sum(jobs.values())))
         host = "127.0.0.1" if lib == "dtf" else "localhost"
         self.lib = lib
         self.spec = {job: [f"{host}:{next(ports)}" for _ in range(n)] for job, n in jobs.items()}
         self.path = path
+        self.launcher = launcher
         self.procs: list[subprocess.Popen] = []
         self.logs: list[str] = []
 
@@ -84,6 +90,8 @@ class Servers:
                     args = [sys.executable, "-m", "dtf_notebook.server", "--cluster", spec]
                     if os.environ.get("DTF_BENCH_PROFILE"):
                         args = [sys.executable, HERE, "--serve-profiled", f"{job}{task}", "--cluster", spec]
+                    elif self.launcher:
+                        args = [*self.launcher, f"{job}{task}", "--cluster", spec]
                     args += ["--job", job, "--task", str(task)]
                 else:
                     args = [sys.executable, "-c", TF_SERVER, spec, job, str(task)]

@@ -371,6 +371,26 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
 
 
+def thread_cpu_seconds() -> dict[tuple[int, str], float]:
+    """User + system CPU seconds of each thread of this process so far, by ``(thread id, thread name)``, from
+    ``/proc`` (threads that end while it reads are left out).
+
+    Example:
+        >>> any(tid == os.getpid() for tid, _ in thread_cpu_seconds())
+        True
+    """
+    seconds = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as stat:
+                comm, _, rest = stat.read().partition("(")[2].rpartition(")")
+        except OSError:
+            continue
+        fields = rest.split()
+        seconds[(int(tid), comm)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
 def serve_profiled(name: str, argv: list[str]) -> None:
     """``python -m dtf_notebook.server`` with every thread under cProfile; the profiles of all threads, merged,
     go to ``$DTF_BENCH_PROFILE/server-<name>.prof`` when the server stops (SIGINT)."""
@@ -398,12 +418,8 @@ def serve_profiled(name: str, argv: list[str]) -> None:
         # Each thread's CPU seconds, while the server's threads still run (named where Python knows them).
         with open(os.path.join(os.environ["DTF_BENCH_PROFILE"], f"threads-{name}.txt"), "w") as f:
             python_threads = {t.native_id: f"{type(t).__name__} {t.name}" for t in threading.enumerate()}
-            for tid in sorted(os.listdir("/proc/self/task"), key=int):
-                with open(f"/proc/self/task/{tid}/stat") as stat:
-                    comm = stat.read().partition("(")[2].rpartition(")")
-                fields = comm[2].split()
-                cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-                print(f"{tid:>8} {cpu:8.2f} s  {comm[0]:16s} {python_threads.get(int(tid), '')}", file=f)
+            for (tid, comm), cpu in sorted(thread_cpu_seconds().items()):
+                print(f"{tid:>8} {cpu:8.2f} s  {comm:16s} {python_threads.get(tid, '')}", file=f)
         real_stop(server)
 
     Server.stop = stop_and_dump_threads

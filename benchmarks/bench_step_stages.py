@@ -111,13 +111,7 @@ def serve_timed(name: str, out_dir: str, argv: list[str]) -> None:
                         table[key] = wrapped
 
     def thread_cpu() -> dict[str, float]:
-        seconds = {}
-        for tid in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{tid}/stat") as stat:
-                comm, _, rest = stat.read().partition("(")[2].rpartition(")")
-            fields = rest.split()
-            seconds[f"{tid} {comm}"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        return seconds
+        return {f"{tid} {comm}": cpu for (tid, comm), cpu in _layout.thread_cpu_seconds().items()}
 
     window: dict[str, Any] = {}
 

@@ -50,6 +50,9 @@ from dtf_notebook.distributed.zmq_util import (
 )
 from dtf_notebook.lazy_modules import zmq
 
+#: A heartbeat request (request id 0: its pong matches no call), the same frames every time.
+PING = wire.encode_message({"id": 0, "method": "Ping"})
+
 
 def _try_send(sock: zmq.Socket, frames: list[Any]) -> bool:
     """Sends without blocking; False when the peer cannot take it now (not connected, or gone)."""
@@ -212,7 +215,7 @@ class Client:
             if polled - pinged >= self.heartbeat_interval:
                 # Whatever else comes in: the task gives up a step whose client it stops hearing (.client_watch).
                 pinged = polled
-                _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+                _try_send(sock, PING)
 
     def call_all(
         self, requests: Sequence[tuple[str, str, dict[str, Any], Sequence[Any]]], timeout: float | None = None
@@ -278,7 +281,7 @@ class Client:
                 for _, address, sock, *_ in list(waiting.values()):
                     if polled - pinged[address] >= self.heartbeat_interval:  # (once per address)
                         pinged[address] = polled
-                        _try_send(sock, wire.encode_message({"id": 0, "method": "Ping"}))
+                        _try_send(sock, PING)
         return replies
 
     def _check_silence(self, address: str, silent: float) -> None:
@@ -592,8 +595,7 @@ class Client:
                 )
             elif now - self._last_ping.get(address, 0.0) >= self.heartbeat_interval and now - oldest > 0.2:
                 self._last_ping[address] = now
-                ping = wire.encode_message({"id": 0, "method": "Ping"})
-                _try_send(self._socket(address, poller), ping)
+                _try_send(self._socket(address, poller), PING)
 
     def _close_idle_sockets(self, now: float, poller: zmq.Poller, by_socket: dict[zmq.Socket, str]) -> None:
         """On the I/O thread: closes the sockets that owe no reply and were idle for ``_IDLE_BEFORE_CLOSE`` seconds

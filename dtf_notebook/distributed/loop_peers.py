@@ -40,7 +40,7 @@ from typing import Any
 
 from dtf_notebook import errors
 from dtf_notebook.distributed import wire
-from dtf_notebook.distributed.client import new_dealer
+from dtf_notebook.distributed.client import PING, new_dealer
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.curve import curve_keys
 from dtf_notebook.distributed.wire_stream import StreamAssembler, StreamError, stream_messages
@@ -59,7 +59,6 @@ _log = logging.getLogger(__name__)
 
 #: ``callback(reply_header, reply_tensors, error)``: error is None for a reply, else the OpError it failed with.
 ReplyCallback = Callable[[dict[str, Any] | None, list[Any], errors.OpError | None], None]
-_PING = wire.encode_message({"id": 0, "method": "Ping"})
 
 
 class _Peer:
@@ -260,7 +259,7 @@ class LoopPeers:
                 _fail(peer, list(peer.pending), error)
             elif now - peer.last_ping >= self.heartbeat_interval and now - oldest > 0.2:
                 peer.last_ping = now
-                _try_send(peer.sock, _PING)
+                _try_send(peer.sock, PING)
 
     def close(self) -> None:
         """Fails what is outstanding with CancelledError and closes every socket."""

@@ -222,6 +222,19 @@ def combined(results: list[dict[str, Any]], per_step: float = 1.0) -> dict[str, 
     return {"rate": rate, **summary([t for r in results for t in r["times"]])}
 
 
+def cpu_per_step(out: list[dict[str, Any]]) -> float:
+    """CPU seconds per step of every process of one run: the servers (read by the first client over its window)
+    and each client's own, over all clients' steps.
+
+    Example:
+        >>> cpu_per_step([{"steps": 10, "cpu": {"client": 0.01, "ps0": 0.02}}, {"steps": 10, "cpu": {"client": 0.01}}])
+        0.002
+    """
+    servers = sum(v for k, v in out[0]["cpu"].items() if k != "client")
+    clients = sum(r["cpu"]["client"] for r in out)
+    return round((servers + clients) / sum(r["steps"] for r in out), 9)
+
+
 def digits_file(directory: str) -> str:
     """The training digits as an ``.npz`` in ``directory`` (clients of both libraries read the same arrays)."""
     from dtf_notebook.datasets import load_digits_784

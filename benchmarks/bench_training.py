@@ -306,22 +306,9 @@ def client_layout(
         per_step = runs[0][0]["per_step"]
         rates = [_layout.combined(out, per_step)["rate"] for out in runs]
         times = [t for out in runs for r in out for t in r["times"]]
-        cpu = statistics.median(cpu_per_step(out) for out in runs)
+        cpu = statistics.median(_layout.cpu_per_step(out) for out in runs)
         summary[key] = {"rate": statistics.median(rates), "cpu": cpu, **_layout.summary(times)}
     return summary
-
-
-def cpu_per_step(out: list[dict[str, Any]]) -> float:
-    """CPU seconds per step of every process of one run: the servers (read by the first client over its window)
-    and each client's own, over all clients' steps.
-
-    Example:
-        >>> cpu_per_step([{"steps": 10, "cpu": {"client": 0.01, "ps0": 0.02}}, {"steps": 10, "cpu": {"client": 0.01}}])
-        0.002
-    """
-    servers = sum(v for k, v in out[0]["cpu"].items() if k != "client")
-    clients = sum(r["cpu"]["client"] for r in out)
-    return round((servers + clients) / sum(r["steps"] for r in out), 9)
 
 
 def print_layout(summary: dict[tuple[str, str], dict[str, float]], workers: list[int], rows: int, libs: list[str]):

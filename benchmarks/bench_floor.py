@@ -1,7 +1,7 @@
 """The floor of the client-process layout: a step's processes, messages and torch kernels with no runtime at all.
 
 Run: ``python benchmarks/bench_floor.py [--workload mlp|embedding|all] [--workers 1,2,4] [--rounds N]
-[--duration S] [--no-tf]``
+[--duration S] [--no-tf] [--transport tcp|ipc]``
 
 ``bench_training.py --layout client`` compares a dtf_notebook step with TF 2.21's where every task is a server
 process and every worker's training script a client process of its own. This benchmark asks how fast *any*
@@ -54,6 +54,7 @@ SHARDS = 3
 LEARNING_RATE = 0.1
 #: The skeletons measured: a dtf_notebook step's messages, and the fewest TF1's semantics allow.
 SKELETONS = {"skeleton": "dtf", "fewest": "fewest"}
+WARMUP_STEPS = 20  # as _layout.py's clients
 
 
 def step_messages(workload: str, pattern: str) -> list[tuple[str, str, str]]:
@@ -90,16 +91,23 @@ def step_messages(workload: str, pattern: str) -> list[tuple[str, str, str]]:
 class Node:
     """One skeleton process: a ``PULL`` socket bound to its port, a ``PUSH`` socket to each peer it sends to."""
 
-    def __init__(self, name: str, ports: dict[str, int]) -> None:
+    def __init__(self, name: str, ports: dict[str, int], transport: str = "tcp") -> None:
         import zmq
 
         self.zmq = zmq
         self.name = name
         self.ports = ports
+        self.transport = transport
         self.ctx = zmq.Context()
         self.pull = self.ctx.socket(zmq.PULL)
-        self.pull.bind(f"tcp://127.0.0.1:{ports[name]}")
+        self.pull.bind(self.endpoint(name))
         self.pushes: dict[str, Any] = {}
+
+    def endpoint(self, name: str) -> str:
+        """Where process ``name`` listens: loopback TCP (as both libraries use) or a Unix socket (``ipc``)."""
+        if self.transport == "ipc":
+            return f"ipc://{tempfile.gettempdir()}/dtf-floor-{self.ports[name]}"
+        return f"tcp://127.0.0.1:{self.ports[name]}"
 
     def send(self, to: str, header: dict[str, Any], *arrays: Any) -> None:
         """Sends ``header`` (msgpack) and each array as one raw frame; the header carries dtypes and shapes."""
@@ -108,7 +116,7 @@ class Node:
         sock = self.pushes.get(to)
         if sock is None:
             sock = self.pushes[to] = self.ctx.socket(self.zmq.PUSH)
-            sock.connect(f"tcp://127.0.0.1:{self.ports[to]}")
+            sock.connect(self.endpoint(to))
         views = [a.numpy() for a in arrays]
         header["t"] = [(v.dtype.str, v.shape) for v in views]
         sock.send_multipart([msgpack.packb(header), *views], copy=sum(v.nbytes for v in views) < 65536)
@@ -119,11 +127,11 @@ class Node:
         import numpy as np
         import torch
 
-        frames = self.pull.recv_multipart(copy=False)
-        header = msgpack.unpackb(frames[0].bytes)
+        # The header copied (small), each tensor's frame lent: the header says how many follow.
+        header = msgpack.unpackb(self.pull.recv())
         arrays = [
-            torch.from_numpy(np.frombuffer(f.buffer, dtype=dtype).reshape(shape))
-            for f, (dtype, shape) in zip(frames[1:], header["t"])
+            torch.from_numpy(np.frombuffer(self.pull.recv(copy=False).buffer, dtype=dtype).reshape(shape))
+            for dtype, shape in header["t"]
         ]
         return header, arrays
 
@@ -143,7 +151,8 @@ def serve_embedding_ps(node: Node, index: int) -> None:
                 step["client"] = header["c"]
             node.send("worker0", {"m": "rows", "s": header["s"], "k": index}, table.index_select(0, arrays[0]))
         else:  # the rows' gradient and their ids
-            table.index_add_(0, arrays[1], arrays[0], alpha=-LEARNING_RATE)
+            # (torch's index_add_ with an alpha takes a slow path for hundreds of rows: scale the rows first)
+            table.index_add_(0, arrays[1], arrays[0] * -LEARNING_RATE)
             step["applied"] = True
         if "client" in step and "applied" in step:
             node.send(step["client"], {"m": "done", "s": header["s"]})
@@ -199,7 +208,10 @@ def serve_mlp_ps(node: Node, index: int, fewest: bool) -> None:
         kind = header["m"]
         if kind == "run":
             step["client"] = header["c"]
-            node.send(f"worker{header['w']}", {"m": "vars", "s": header["s"], "k": index}, *variables)
+            # Copies, as a runtime must send them: the values as read now, whatever updates the variables next.
+            node.send(
+                f"worker{header['w']}", {"m": "vars", "s": header["s"], "k": index}, *(v.clone() for v in variables)
+            )
         elif kind == "grads":
             for variable, grad in zip(variables, arrays):
                 variable.sub_(grad, alpha=LEARNING_RATE)
@@ -247,7 +259,8 @@ def serve_mlp_worker(node: Node) -> None:
 
 
 def run_client(node: Node, args: argparse.Namespace) -> dict[str, Any]:
-    """Steps until ``--start-at`` (warm-up), then times every step for ``--duration`` seconds."""
+    """Warms up, says ``ready`` and waits for ``go`` (the other clients are ready too), then times every step for
+    ``--duration`` seconds."""
     import numpy as np
     import torch
 
@@ -281,8 +294,10 @@ def run_client(node: Node, args: argparse.Namespace) -> dict[str, Any]:
             header, _ = node.recv()
             assert header["s"] == step_id, header
 
-    while time.time() < args.start_at:
+    for _ in range(WARMUP_STEPS):
         one_step()
+    print("ready", flush=True)
+    sys.stdin.readline()  # go
     before = {name: _layout.cpu_seconds(pid) for name, pid in pids.items()}
     own = time.process_time()
     times = []
@@ -302,7 +317,7 @@ def role_main(args: argparse.Namespace) -> None:
 
     warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
     torch.set_num_threads(1)
-    node = Node(args.role, json.loads(args.ports))
+    node = Node(args.role, json.loads(args.ports), args.transport)
     node.pull.setsockopt(node.zmq.RCVTIMEO, 60_000)  # a skeleton that lost a message fails instead of hanging
     kind, index = args.role.rstrip("0123456789"), int(args.role.lstrip("abcdefghijklmnopqrstuvwxyz"))
     if kind == "client":
@@ -323,15 +338,17 @@ def role_main(args: argparse.Namespace) -> None:
 
 
 # ---- the comparison ---------------------------------------------------------------------------------------------
-def run_skeleton(workload: str, workers: int, duration: float, data: str, messages: str) -> list[dict[str, Any]]:
-    """Starts the skeleton's task processes, then its clients (``messages``: "dtf" or "fewest"); returns what each
-    client measured."""
+def run_skeleton(
+    workload: str, workers: int, duration: float, data: str, messages: str, transport: str = "tcp"
+) -> list[dict[str, Any]]:
+    """Starts the skeleton's task processes, then its clients (``messages``: "dtf" or "fewest"; ``transport``:
+    "tcp" or "ipc"); returns what each client measured."""
     tasks = [f"ps{k}" for k in range(SHARDS if workload == "embedding" else 2)]
     tasks += [f"worker{i}" for i in range(workers)]
     clients = [f"client{i}" for i in range(workers)]
     ports = dict(zip(tasks + clients, _layout.free_ports(len(tasks) + len(clients))))
     common = ["--ports", json.dumps(ports), "--workload", workload, "--workers", str(workers), "--data", data]
-    common += ["--messages", messages]
+    common += ["--messages", messages, "--transport", transport]
     env = _layout.env_for()
     servers = {}
     procs = []
@@ -346,14 +363,19 @@ def run_skeleton(workload: str, workers: int, duration: float, data: str, messag
             if proc.stdout.readline().strip() != "ready":
                 raise RuntimeError(f"skeleton task {name} did not start")
         outs = [tempfile.NamedTemporaryFile(suffix=f"-{c}.json", delete=False).name for c in clients]
-        start_at = time.time() + 3.0
         pids = json.dumps({name: proc.pid for name, proc in servers.items()})
         runs = []
         for i, (name, out) in enumerate(zip(clients, outs)):
-            extra = ["--out", out, "--duration", str(duration), "--start-at", str(start_at)]
-            extra += ["--pids", pids if i == 0 else "{}"]
-            runs.append(subprocess.Popen([sys.executable, HERE, "--role", name, *common, *extra], env=env))
+            extra = ["--out", out, "--duration", str(duration), "--pids", pids if i == 0 else "{}"]
+            command = [sys.executable, HERE, "--role", name, *common, *extra]
+            runs.append(subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
             procs.append(runs[-1])
+        for proc in runs:  # a start barrier, as the libraries' clients have (_layout.py): all warm, then all go
+            if proc.stdout.readline().strip() != "ready":
+                raise RuntimeError("a skeleton client did not start")
+        for proc in runs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
         results = []
         for proc, out in zip(runs, outs):
             if proc.wait(timeout=duration + 120) != 0:
@@ -369,11 +391,13 @@ def run_skeleton(workload: str, workers: int, duration: float, data: str, messag
             proc.wait()
 
 
-def measure(lib: str, workload: str, workers: int, duration: float, data: str) -> list[dict[str, Any]]:
+def measure(
+    lib: str, workload: str, workers: int, duration: float, data: str, transport: str = "tcp"
+) -> list[dict[str, Any]]:
     """One run of ``workload`` with ``workers`` clients on ``lib`` ("tf", "dtf", "skeleton" or "fewest"): each
     client's steps, seconds, step times and CPU (as ``_layout.run_clients`` returns them)."""
     if lib in SKELETONS:
-        return run_skeleton(workload, workers, duration, data, SKELETONS[lib])
+        return run_skeleton(workload, workers, duration, data, SKELETONS[lib], transport)
     jobs = {"ps": SHARDS, "worker": 1} if workload == "embedding" else {"ps": 2, "worker": workers}
     with _layout.Servers(lib, jobs) as servers:
         return _layout.run_clients(
@@ -388,12 +412,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rounds", type=int, default=2, help="rounds (rates are medians over them)")
     p.add_argument("--duration", type=float, default=3.0, help="seconds each client is timed")
     p.add_argument("--no-tf", action="store_true", help="leave TensorFlow out")
+    p.add_argument(
+        "--transport", choices=("tcp", "ipc"), default="tcp", help="the skeletons' sockets (both libraries: tcp)"
+    )
     # A skeleton process's own arguments (it is started as this script with --role).
     p.add_argument("--role", help=argparse.SUPPRESS)
     p.add_argument("--ports", help=argparse.SUPPRESS)
     p.add_argument("--data", default="", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
-    p.add_argument("--start-at", type=float, help=argparse.SUPPRESS)
     p.add_argument("--pids", default="{}", help=argparse.SUPPRESS)
     p.add_argument("--messages", default="dtf", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -416,7 +442,7 @@ def main(argv: list[str] | None = None) -> None:
             order = libs if r % 2 == 0 else libs[::-1]
             for lib in order:
                 results.setdefault((lib, workload, workers), []).append(
-                    measure(lib, workload, workers, args.duration, data)
+                    measure(lib, workload, workers, args.duration, data, args.transport)
                 )
     print(
         f"{'workload':34s}"

@@ -38,6 +38,8 @@ import argparse
 import importlib.util
 import json
 import os
+import select
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,7 +53,7 @@ import _layout
 HERE = os.path.abspath(__file__)
 ROWS = 1_000_000
 SHARDS = 3
-LEARNING_RATE = 0.1
+EMBEDDING_LEARNING_RATE = 0.01  # as _layout.py's graphs (the MLP's: _layout.LEARNING_RATE)
 #: The skeletons measured: a dtf_notebook step's messages, and the fewest TF1's semantics allow.
 SKELETONS = {"skeleton": "dtf", "fewest": "fewest"}
 WARMUP_STEPS = 20  # as _layout.py's clients
@@ -91,13 +93,14 @@ def step_messages(workload: str, pattern: str) -> list[tuple[str, str, str]]:
 class Node:
     """One skeleton process: a ``PULL`` socket bound to its port, a ``PUSH`` socket to each peer it sends to."""
 
-    def __init__(self, name: str, ports: dict[str, int], transport: str = "tcp") -> None:
+    def __init__(self, name: str, ports: dict[str, int], transport: str = "tcp", workdir: str = "") -> None:
         import zmq
 
         self.zmq = zmq
         self.name = name
         self.ports = ports
         self.transport = transport
+        self.workdir = workdir  # where ipc sockets live
         self.ctx = zmq.Context()
         self.pull = self.ctx.socket(zmq.PULL)
         self.pull.bind(self.endpoint(name))
@@ -106,7 +109,7 @@ class Node:
     def endpoint(self, name: str) -> str:
         """Where process ``name`` listens: loopback TCP (as both libraries use) or a Unix socket (``ipc``)."""
         if self.transport == "ipc":
-            return f"ipc://{tempfile.gettempdir()}/dtf-floor-{self.ports[name]}"
+            return f"ipc://{self.workdir}/{name}.sock"
         return f"tcp://127.0.0.1:{self.ports[name]}"
 
     def send(self, to: str, header: dict[str, Any], *arrays: Any) -> None:
@@ -152,7 +155,7 @@ def serve_embedding_ps(node: Node, index: int) -> None:
             node.send("worker0", {"m": "rows", "s": header["s"], "k": index}, table.index_select(0, arrays[0]))
         else:  # the rows' gradient and their ids
             # (torch's index_add_ with an alpha takes a slow path for hundreds of rows: scale the rows first)
-            table.index_add_(0, arrays[1], arrays[0] * -LEARNING_RATE)
+            table.index_add_(0, arrays[1], arrays[0] * -EMBEDDING_LEARNING_RATE)
             step["applied"] = True
         if "client" in step and "applied" in step:
             node.send(step["client"], {"m": "done", "s": header["s"]})
@@ -214,7 +217,7 @@ def serve_mlp_ps(node: Node, index: int, fewest: bool) -> None:
             )
         elif kind == "grads":
             for variable, grad in zip(variables, arrays):
-                variable.sub_(grad, alpha=LEARNING_RATE)
+                variable.sub_(grad, alpha=_layout.LEARNING_RATE)
             step["applied"] = True
             if index == 1:
                 node.send("ps0", {"m": "ctrl", "s": header["s"]})
@@ -276,26 +279,32 @@ def run_client(node: Node, args: argparse.Namespace) -> dict[str, Any]:
     step_id = task << 40
     pids = json.loads(args.pids)
 
-    def one_step() -> None:
+    replies = sum(receiver == "client0" for _, receiver, _ in step_messages(args.workload, args.messages))
+    order = iter(())
+
+    def feed() -> list[Any]:
+        """The next step's fed tensors, drawn before its clock starts (as ``_layout.py``'s clients do)."""
+        nonlocal order
+        if args.workload == "embedding":
+            return [torch.from_numpy(rng.integers(0, ROWS, _layout.LOOKUP_BATCH))]
+        i = next(order, None)
+        if i is None:
+            order = iter(rng.permutation(starts).tolist())
+            i = next(order)
+        return [x_all[i : i + _layout.BATCH], y_all[i : i + _layout.BATCH]]
+
+    def one_step(fed: list[Any]) -> None:
         nonlocal step_id
         step_id += 1
         for target in [] if fewest and args.workload == "embedding" else targets:
             node.send(target, {"m": "run", "s": step_id, "c": node.name, "w": task})
-        replies = len(targets) + 1 - (fewest and args.workload == "mlp")
-        if args.workload == "mlp":
-            i = starts[int(rng.integers(len(starts)))]
-            node.send(
-                f"worker{task}", {"m": "run", "s": step_id, "c": node.name}, x_all[i : i + 100], y_all[i : i + 100]
-            )
-        else:
-            ids = torch.from_numpy(rng.integers(0, ROWS, _layout.LOOKUP_BATCH))
-            node.send("worker0", {"m": "run", "s": step_id, "c": node.name}, ids)
+        node.send(f"worker{task}", {"m": "run", "s": step_id, "c": node.name}, *fed)
         for _ in range(replies):
             header, _ = node.recv()
             assert header["s"] == step_id, header
 
     for _ in range(WARMUP_STEPS):
-        one_step()
+        one_step(feed())
     print("ready", flush=True)
     sys.stdin.readline()  # go
     before = {name: _layout.cpu_seconds(pid) for name, pid in pids.items()}
@@ -303,8 +312,9 @@ def run_client(node: Node, args: argparse.Namespace) -> dict[str, Any]:
     times = []
     start = time.perf_counter()
     while time.perf_counter() - start < args.duration:
+        fed = feed()
         t = time.perf_counter()
-        one_step()
+        one_step(fed)
         times.append(time.perf_counter() - t)
     seconds = time.perf_counter() - start
     cpu = {"client": time.process_time() - own}
@@ -317,7 +327,7 @@ def role_main(args: argparse.Namespace) -> None:
 
     warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
     torch.set_num_threads(1)
-    node = Node(args.role, json.loads(args.ports), args.transport)
+    node = Node(args.role, json.loads(args.ports), args.transport, args.workdir)
     node.pull.setsockopt(node.zmq.RCVTIMEO, 60_000)  # a skeleton that lost a message fails instead of hanging
     kind, index = args.role.rstrip("0123456789"), int(args.role.lstrip("abcdefghijklmnopqrstuvwxyz"))
     if kind == "client":
@@ -347,8 +357,9 @@ def run_skeleton(
     tasks += [f"worker{i}" for i in range(workers)]
     clients = [f"client{i}" for i in range(workers)]
     ports = dict(zip(tasks + clients, _layout.free_ports(len(tasks) + len(clients))))
+    workdir = tempfile.mkdtemp(prefix="bench-floor-")  # ipc sockets and the clients' results; removed below
     common = ["--ports", json.dumps(ports), "--workload", workload, "--workers", str(workers), "--data", data]
-    common += ["--messages", messages, "--transport", transport]
+    common += ["--messages", messages, "--transport", transport, "--workdir", workdir]
     env = _layout.env_for()
     servers = {}
     procs = []
@@ -360,9 +371,8 @@ def run_skeleton(
             procs.append(proc)
             servers[name] = proc
         for name, proc in servers.items():
-            if proc.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"skeleton task {name} did not start")
-        outs = [tempfile.NamedTemporaryFile(suffix=f"-{c}.json", delete=False).name for c in clients]
+            _expect_ready(proc, f"skeleton task {name}")
+        outs = [os.path.join(workdir, f"{c}.json") for c in clients]
         pids = json.dumps({name: proc.pid for name, proc in servers.items()})
         runs = []
         for i, (name, out) in enumerate(zip(clients, outs)):
@@ -370,9 +380,8 @@ def run_skeleton(
             command = [sys.executable, HERE, "--role", name, *common, *extra]
             runs.append(subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
             procs.append(runs[-1])
-        for proc in runs:  # a start barrier, as the libraries' clients have (_layout.py): all warm, then all go
-            if proc.stdout.readline().strip() != "ready":
-                raise RuntimeError("a skeleton client did not start")
+        for name, proc in zip(clients, runs):  # a start barrier, as _layout.py's clients have: all warm, then all go
+            _expect_ready(proc, f"skeleton {name}")
         for proc in runs:
             proc.stdin.write("go\n")
             proc.stdin.flush()
@@ -382,13 +391,21 @@ def run_skeleton(
                 raise RuntimeError(f"skeleton client failed ({proc.returncode})")
             with open(out) as f:
                 results.append(json.load(f))
-            os.unlink(out)
         return results
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _expect_ready(proc: subprocess.Popen, what: str, patience: float = 120.0) -> None:
+    """Waits for ``proc`` to print ``ready`` (a process that dies or hangs first is an error, not a wait)."""
+    ready, _, _ = select.select([proc.stdout], [], [], patience)
+    line = proc.stdout.readline().strip() if ready else ""
+    if line != "ready":
+        raise RuntimeError(f"{what} did not start within {patience:.0f} s (exit status {proc.poll()}, said {line!r})")
 
 
 def measure(
@@ -401,7 +418,7 @@ def measure(
     jobs = {"ps": SHARDS, "worker": 1} if workload == "embedding" else {"ps": 2, "worker": workers}
     with _layout.Servers(lib, jobs) as servers:
         return _layout.run_clients(
-            servers, workload, workers, duration, 20, data, ROWS if workload == "embedding" else None
+            servers, workload, workers, duration, WARMUP_STEPS, data, ROWS if workload == "embedding" else None
         )
 
 
@@ -421,7 +438,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data", default="", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     p.add_argument("--pids", default="{}", help=argparse.SUPPRESS)
-    p.add_argument("--messages", default="dtf", help=argparse.SUPPRESS)
+    p.add_argument("--messages", choices=("dtf", "fewest"), default="dtf", help=argparse.SUPPRESS)
+    p.add_argument("--workdir", default="", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.role:
         args.workers = int(args.workers)
@@ -435,15 +453,22 @@ def main(argv: list[str] | None = None) -> None:
         cases += [("mlp", int(n)) for n in args.workers.split(",")]
     if args.workload in ("embedding", "all"):
         cases.append(("embedding", 1))
-    data = _layout.digits_file(tempfile.mkdtemp())
+    workdir = tempfile.mkdtemp(prefix="bench-floor-data-")
     results: dict[tuple[str, str, int], list[list[dict[str, Any]]]] = {}
-    for r in range(args.rounds):
-        for workload, workers in cases:
-            order = libs if r % 2 == 0 else libs[::-1]
-            for lib in order:
-                results.setdefault((lib, workload, workers), []).append(
-                    measure(lib, workload, workers, args.duration, data, args.transport)
-                )
+    try:
+        data = _layout.digits_file(workdir)
+        for r in range(args.rounds):
+            for workload, workers in cases:
+                for lib in libs if r % 2 == 0 else libs[::-1]:
+                    results.setdefault((lib, workload, workers), []).append(
+                        measure(lib, workload, workers, args.duration, data, args.transport)
+                    )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(
+        f"{args.rounds} round(s) of {args.duration:g} s; the skeletons over {args.transport}, both libraries over tcp; "
+        "rates are medians over rounds, step times pooled"
+    )
     print(
         f"{'workload':34s}"
         + "".join(f"{lib:>34s}" for lib in libs)

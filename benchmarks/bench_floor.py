@@ -11,8 +11,8 @@ client sends every task its ``RunGraph``, the tasks exchange tensors, every task
 torch kernels (the forward and backward pass, the reads and updates of the variables), written directly on pyzmq
 (``PUSH``/``PULL`` sockets, a msgpack header and one raw frame per tensor) with nothing else: no graph, no
 executor, no checks, no rendezvous, no retries, no failure handling. What a real runtime adds can only make a
-step slower, so the skeleton's rate is an upper bound for any design that keeps these messages, and its ratio to
-TF's is the most such a design could show.
+step slower, so the skeleton's rate approximates the best a design that keeps these messages could do (it is one
+implementation of them, not a proof), and its ratio to TF's about the most such a design could show.
 
 Workloads (as in ``_layout.py``): ``mlp``, the async 784-100-10 MLP on 2 ps with 1, 2 and 4 workers (a batch of
 100 digits fed per step, plain GD, ps 0 increments the global step once ps 1's updates are done, as TF's
@@ -94,9 +94,13 @@ class Node:
     """One skeleton process: a ``PULL`` socket bound to its port, a ``PUSH`` socket to each peer it sends to."""
 
     def __init__(self, name: str, ports: dict[str, int], transport: str = "tcp", workdir: str = "") -> None:
+        import msgpack
+        import numpy as np
+        import torch
         import zmq
 
-        self.zmq = zmq
+        # Kept here so that sending and receiving, the skeleton's hot path, look nothing up per message.
+        self.zmq, self.msgpack, self.np, self.torch = zmq, msgpack, np, torch
         self.name = name
         self.ports = ports
         self.transport = transport
@@ -114,26 +118,21 @@ class Node:
 
     def send(self, to: str, header: dict[str, Any], *arrays: Any) -> None:
         """Sends ``header`` (msgpack) and each array as one raw frame; the header carries dtypes and shapes."""
-        import msgpack
-
         sock = self.pushes.get(to)
         if sock is None:
             sock = self.pushes[to] = self.ctx.socket(self.zmq.PUSH)
             sock.connect(self.endpoint(to))
         views = [a.numpy() for a in arrays]
         header["t"] = [(v.dtype.str, v.shape) for v in views]
-        sock.send_multipart([msgpack.packb(header), *views], copy=sum(v.nbytes for v in views) < 65536)
+        sock.send_multipart([self.msgpack.packb(header), *views], copy=sum(v.nbytes for v in views) < 65536)
 
     def recv(self) -> tuple[dict[str, Any], list[Any]]:
         """The next message: its header and its arrays (torch views of the received frames)."""
-        import msgpack
-        import numpy as np
-        import torch
-
+        np, from_numpy = self.np, self.torch.from_numpy
         # The header copied (small), each tensor's frame lent: the header says how many follow.
-        header = msgpack.unpackb(self.pull.recv())
+        header = self.msgpack.unpackb(self.pull.recv())
         arrays = [
-            torch.from_numpy(np.frombuffer(self.pull.recv(copy=False).buffer, dtype=dtype).reshape(shape))
+            from_numpy(np.frombuffer(self.pull.recv(copy=False).buffer, dtype=dtype).reshape(shape))
             for dtype, shape in header["t"]
         ]
         return header, arrays

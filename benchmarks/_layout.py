@@ -9,7 +9,8 @@ This file is also the client: ``python benchmarks/_layout.py --lib dtf|tf --work
 --spec JSON --task I --out FILE ...`` builds its graph, waits at a start barrier (a counter on ps task 0) with the
 other clients of its run, times every ``sess.run`` of its window and writes ``{"steps", "seconds", "times"}`` (and
 for ``transfer`` the bytes per step) as JSON to ``--out``. ``DTF_BENCH_PROFILE=DIR`` runs the window under cProfile
-and leaves ``DIR/client-<task>.prof``.
+and leaves ``DIR/client-<task>.prof``; ``DTF_BENCH_OPCODES=DIR`` counts its Python bytecodes
+(``bench_opcodes.py``) into ``DIR/client-<task>.json``.
 
 Example:
     >>> summary([0.001, 0.002, 0.003, 0.010])["p90"] > summary([0.001, 0.002, 0.003, 0.010])["median"]
@@ -19,12 +20,14 @@ Example:
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -355,6 +358,10 @@ def _client(args: argparse.Namespace) -> dict[str, Any]:
 
             profiler = cProfile.Profile()
             profiler.enable()
+        counting = os.environ.get("DTF_BENCH_OPCODES")  # (bench_opcodes.py) count this client's bytecodes
+        counter = OpcodeCounter() if counting else None
+        if counter is not None:
+            counter.start()
         times: list[float] = []
         clock = time.perf_counter
         servers_before = {name: cpu_seconds(pid) for name, pid in args.server_pids.items()}
@@ -368,6 +375,10 @@ def _client(args: argparse.Namespace) -> dict[str, Any]:
         seconds = clock() - start
         cpu = {"client": time.process_time() - own_before}
         cpu.update({name: cpu_seconds(pid) - servers_before[name] for name, pid in args.server_pids.items()})
+        if counter is not None:
+            counter.stop()
+            with open(os.path.join(counting, f"client-{task}.json"), "w") as f:
+                json.dump({**counter.snapshot(), "steps": len(times)}, f)
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(os.path.join(profile_dir, f"client-{args.lib}-{task}.prof"))
@@ -402,6 +413,66 @@ def thread_cpu_seconds() -> dict[tuple[int, str], float]:
         fields = rest.split()
         seconds[(int(tid), comm)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return seconds
+
+
+class OpcodeCounter:
+    """Counts the bytecodes (and calls) of every Python function the traced threads run, by code object.
+
+    ``start()`` traces the calling thread and every thread started later, ``stop()`` ends it; ``clear()`` drops
+    what was counted so far (a window starts). ``bench_opcodes.py`` counts every process of a run with it.
+
+    Example:
+        >>> counter = OpcodeCounter()
+        >>> counter.start(); _ = sorted([3, 1, 2], key=lambda v: -v); counter.stop()
+        >>> any(name == "<lambda>" for (_, _, name) in counter.opcodes)
+        True
+    """
+
+    def __init__(self) -> None:
+        self.opcodes: collections.Counter[tuple[str, int, str]] = collections.Counter()
+        self.calls: collections.Counter[tuple[str, int, str]] = collections.Counter()
+        self._on = False
+
+    def _trace(self, frame: Any, event: str, arg: Any) -> Any:
+        if not self._on:
+            return None
+        code = frame.f_code
+        key = (code.co_filename, code.co_firstlineno, code.co_name)
+        self.calls[key] += 1
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        opcodes = self.opcodes
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                opcodes[key] += 1
+            return local
+
+        return local
+
+    def start(self) -> None:
+        self._on = True
+        threading.settrace(self._trace)
+        sys.settrace(self._trace)
+
+    def stop(self) -> None:
+        self._on = False
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type]
+
+    def clear(self) -> None:
+        self.opcodes.clear()
+        self.calls.clear()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The counts as JSON-ready lists (copied while other threads may still count)."""
+        while True:
+            try:
+                opcodes, calls = list(self.opcodes.items()), list(self.calls.items())
+                break
+            except RuntimeError:  # another thread added a function while this copied
+                continue
+        return {"opcodes": [[*key, n] for key, n in opcodes], "calls": [[*key, n] for key, n in calls]}
 
 
 def serve_profiled(name: str, argv: list[str]) -> None:

@@ -1,0 +1,187 @@
+"""Python bytecodes per training step in every process of the client layout: a count that does not drift.
+
+Run: ``python benchmarks/bench_opcodes.py [--workload mlp|embedding|all] [--seconds S] [--top N]
+[--baseline DIR]``
+
+Timings of the client layout (``bench_training.py --layout client``) move by 10-20% between runs on a shared
+2-core VM, more than most changes to a message's path are worth, so whether such a change helped took many
+alternating rounds to tell. This benchmark counts instead: it runs the layout's MLP (2 ps, 1 worker, its client)
+or embedding (3 ps, 1 worker, its client) with every Python thread of every process traced (``sys.settrace`` with
+opcode events), and reports the bytecodes each process executes per step over a window in the middle of the run,
+in all and by function. The count is the same from run to run (within a few per cent: the loops' periodic ticks
+run per second, not per step), so a change that removes work shows at once, in the process and function it
+touched. What it does not see: time spent in C (torch kernels, msgpack, ZeroMQ, the kernel), and how much a
+bytecode costs (a dict lookup and a call differ); so it guides work on the Python side of a message's path, and
+timings (``bench_training.py``) still judge the result. Tracing makes every process 20-50x slower while it counts.
+
+``--baseline DIR`` counts a second tree (a git worktree) the same way and prints both side by side.
+
+Example:
+    >>> counter = _layout.OpcodeCounter()
+    >>> counter.start(); _ = sorted([3, 1, 2], key=lambda v: -v); counter.stop()
+    >>> any(name == "<lambda>" for (_, _, name) in counter.opcodes)
+    True
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import _layout
+
+HERE = os.path.abspath(__file__)
+#: The function every step runs once in the worker task: its calls count the steps of the window.
+STEP_FUNCTION = ("worker_service.py", "start_run_graph")
+
+
+def serve_counted(out_dir: str, name: str, argv: list[str]) -> None:
+    """``python -m dtf_notebook.server`` with every thread's bytecodes counted; SIGUSR1 starts the window (what was
+    counted so far is dropped), SIGUSR2 writes ``out_dir/name.json``."""
+    counter = _layout.OpcodeCounter()
+
+    def start_window(*_: Any) -> None:
+        counter.clear()
+
+    def dump(*_: Any) -> None:
+        with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
+            json.dump(counter.snapshot(), f)
+
+    signal.signal(signal.SIGUSR1, start_window)
+    signal.signal(signal.SIGUSR2, dump)
+    import dtf_notebook.server as server_main
+
+    counter.start()
+    server_main.main(argv)
+
+
+def measure(workload: str, seconds: float, path: str | None = None) -> dict[str, Any]:
+    """One run of ``workload`` from the tree at ``path`` (None: this checkout): each process's counts per step."""
+    jobs = {"ps": 3, "worker": 1} if workload == "embedding" else {"ps": 2, "worker": 1}
+    out_dir = tempfile.mkdtemp(prefix="dtf-opcodes-")
+    data = _layout.digits_file(out_dir) if workload == "mlp" else ""
+    extra = 1_000_000 if workload == "embedding" else None
+    launcher = [sys.executable, HERE, "--serve-counted", out_dir]
+    env_before = os.environ.get("DTF_BENCH_OPCODES")
+    os.environ["DTF_BENCH_OPCODES"] = out_dir  # the client counts its own window (see _layout._client)
+    try:
+        with _layout.Servers("dtf", jobs, path, launcher=launcher) as servers:
+            procs = dict(servers.named())
+            result: dict[str, Any] = {}
+            client = threading.Thread(
+                target=lambda: result.update(
+                    out=_layout.run_clients(servers, workload, 1, seconds + 30.0, 20, data, extra)
+                )
+            )
+            client.start()
+            time.sleep(15.0)  # start-up, graph registration and warm-up stay out of the window
+            for proc in procs.values():
+                proc.send_signal(signal.SIGUSR1)
+            time.sleep(seconds)
+            for proc in procs.values():
+                proc.send_signal(signal.SIGUSR2)
+            client.join()
+    finally:
+        if env_before is None:
+            del os.environ["DTF_BENCH_OPCODES"]
+        else:
+            os.environ["DTF_BENCH_OPCODES"] = env_before
+    counts = {}
+    for name in procs:
+        with open(os.path.join(out_dir, f"{name}.json")) as f:
+            counts[name] = json.load(f)
+    steps = sum(
+        n
+        for path_, _, func, n in counts["worker0"]["calls"]
+        if func == STEP_FUNCTION[1] and path_.endswith(STEP_FUNCTION[0])
+    )
+    with open(os.path.join(out_dir, "client-0.json")) as f:
+        client_counts = json.load(f)
+    per_step = {name: _per_step(c, steps) for name, c in counts.items()}
+    per_step["client"] = _per_step(client_counts, client_counts["steps"])
+    return {"steps": steps, "client_steps": client_counts["steps"], "processes": per_step}
+
+
+def _per_step(counts: dict[str, Any], steps: int) -> dict[str, Any]:
+    steps = max(steps, 1)
+    functions: dict[str, float] = collections.defaultdict(float)
+    for path, line, func, n in counts["opcodes"]:
+        functions[f"{_short(path)}:{line} {func}"] += n / steps
+    calls = sum(n for *_, n in counts["calls"]) / steps
+    return {"opcodes": sum(functions.values()), "calls": calls, "functions": dict(functions)}
+
+
+def _short(path: str) -> str:
+    """``.../dtf_notebook/distributed/wire.py`` → ``distributed/wire.py``; other files by their name."""
+    head, sep, tail = path.rpartition("dtf_notebook/")
+    return tail if sep else os.path.basename(path)
+
+
+def report(workload: str, runs: dict[str, dict[str, Any]], top: int) -> None:
+    """Prints each tree's bytecodes and calls per step by process, then the functions with the most bytecodes."""
+    trees = list(runs)
+    names = list(next(iter(runs.values()))["processes"])
+    print(
+        f"\n{workload}: Python bytecodes per step (calls per step), window of "
+        + ", ".join(f"{runs[t]['steps']} steps ({t})" for t in trees)
+    )
+    print(f"| process | {' | '.join(trees)} |" + (" change |" if len(trees) == 2 else ""))
+    print("| --- |" + " ---: |" * (len(trees) + (len(trees) == 2)))
+    totals = {t: 0.0 for t in trees}
+    for name in names + ["all"]:
+        cells = []
+        for t in trees:
+            procs = runs[t]["processes"]
+            value = sum(p["opcodes"] for p in procs.values()) if name == "all" else procs[name]["opcodes"]
+            calls = sum(p["calls"] for p in procs.values()) if name == "all" else procs[name]["calls"]
+            totals[t] = value
+            cells.append(f"{value:,.0f} ({calls:,.0f})")
+        change = ""
+        if len(trees) == 2:
+            before, after = (
+                sum(p["opcodes"] for p in runs[t]["processes"].values())
+                if name == "all"
+                else runs[t]["processes"][name]["opcodes"]
+                for t in (trees[1], trees[0])
+            )
+            change = f" {after / before - 1:+.0%} |" if before else " |"
+        print(f"| {name} | {' | '.join(cells)} |{change}")
+    first = runs[trees[0]]["processes"]
+    merged: dict[str, float] = collections.defaultdict(float)
+    for proc in first.values():
+        for func, n in proc["functions"].items():
+            merged[func] += n
+    print(f"\nTop {top} functions ({trees[0]}), bytecodes per step over all processes:")
+    for func, n in sorted(merged.items(), key=lambda kv: -kv[1])[:top]:
+        where = ", ".join(f"{p} {first[p]['functions'][func]:,.0f}" for p in names if func in first[p]["functions"])
+        print(f"{n:9,.0f}  {func}  ({where})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--serve-counted":
+        serve_counted(argv[1], argv[2], argv[3:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workload", choices=["mlp", "embedding", "all"], default="all")
+    parser.add_argument("--seconds", type=float, default=4.0, help="length of the counted window")
+    parser.add_argument("--top", type=int, default=25, help="functions listed")
+    parser.add_argument("--baseline", default=None, help="also count the tree at this path (a git worktree)")
+    args = parser.parse_args(argv)
+    for workload in ["mlp", "embedding"] if args.workload == "all" else [args.workload]:
+        runs = {"this tree": measure(workload, args.seconds)}
+        if args.baseline:
+            runs["baseline"] = measure(workload, args.seconds, args.baseline)
+        report(workload, runs, args.top)
+
+
+if __name__ == "__main__":
+    main()

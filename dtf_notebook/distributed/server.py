@@ -57,6 +57,8 @@ _MASTER_METHODS = frozenset(
         "GetClusterSpec",
     }
 )
+# The requests a training step's start serves on the event loop (see _start_on_loop).
+_LOOP_METHODS = frozenset({"RunGraph", "RunStep"})
 # Bookkeeping a master sends to a task of its own process: handled at once, in the order sent (see _call_task).
 _IN_ORDER = frozenset({"DeregisterGraph", "ForgetSession"})
 
@@ -257,6 +259,7 @@ class Server:
             oneway_failed=self.worker.oneway_failed,
             ledger=self.ledger,
             start=self._start_on_loop,
+            start_methods=_LOOP_METHODS,
             tick=self.worker.tick,
             undeliverable=self._undeliverable,
         )

@@ -137,6 +137,7 @@ class ServiceSocket:
         stale_stream_secs: A streamed request still incomplete after this many seconds is dropped and failed
             (its sender died or lied).
         start: Takes requests to serve on the event loop (see :data:`Starter` and :class:`Reply`).
+        start_methods: The methods ``start`` may take (None: any); the others skip it.
         tick: Called with ``time.monotonic()`` on the loop every 0.1 s (deadlines of the steps it serves).
         undeliverable: Told ``(method, header, error)`` for a one-way message the loop could not send (see
             :class:`~dtf_notebook.distributed.loop_peers.LoopPeers`).
@@ -166,6 +167,7 @@ class ServiceSocket:
         stale_stream_secs: float = 60.0,
         ledger: PeerLedger | None = None,
         start: Starter | None = None,
+        start_methods: frozenset[str] | None = None,
         tick: Callable[[float], None] | None = None,
         undeliverable: Callable[[str, dict[str, Any], errors.OpError], None] | None = None,
     ) -> None:
@@ -178,6 +180,7 @@ class ServiceSocket:
         # A request whose header says "oneway" gets no reply; when it fails, this is told instead.
         self._oneway_failed = oneway_failed
         self._start = start
+        self._start_methods = start_methods
         self._tick = tick
         self._limits = limits or wire.WireLimits()
         self.ledger = ledger or PeerLedger()
@@ -397,7 +400,7 @@ class ServiceSocket:
         if method == "Ping":
             self._send([identity, *wire.encode_message({"id": req_id, **self._stamp()})])
             return
-        if self._start is not None:
+        if self._start is not None and (self._start_methods is None or method in self._start_methods):
             reply = Reply(self, identity, req_id, method, header, nbytes)
             token = current_peer.set(peer)
             try:

@@ -50,6 +50,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,9 +66,9 @@ from dtf_notebook.distributed.tensor_codec import (
     byte_view,
     check_meta,
     chunk_sizes,
-    decode_checked,
     decode_tensor,
     decode_tensor_torch,
+    decode_views,
     encode_tensor,
 )
 
@@ -80,6 +81,7 @@ __all__ = [
     "chunk_sizes",
     "decode_error",
     "decode_graph_def",
+    "decode_counted",
     "decode_message",
     "decode_tensor",
     "decode_tensor_torch",
@@ -162,27 +164,30 @@ def unpack_message(
         >>> header, parts[0][0]["shape"], len(parts[0][1])
         ({'a': 1}, [2], 1)
     """
-    header, parts = _unpack(frames, limits, metas=True)
+    header, parts, _ = _unpack(frames, limits, metas=True)
     return header, parts
 
 
-def _unpack(frames: Sequence[Any], limits: WireLimits, metas: bool = False) -> tuple[dict[str, Any], list[Any]]:
-    """:func:`unpack_message`, giving each tensor's ``check_meta`` result instead of its meta unless ``metas``."""
+def _unpack(frames: Sequence[Any], limits: WireLimits, metas: bool = False) -> tuple[dict[str, Any], list[Any], int]:
+    """:func:`unpack_message`, giving each tensor's ``check_meta`` result instead of its meta unless ``metas``, and
+    the bytes of all frames."""
     if not isinstance(frames, Sequence) or isinstance(frames, bytes | bytearray | memoryview | str):
         raise WireError(None, None, f"A message must be a list of frames, got {type(frames).__name__}")
-    if not 1 <= len(frames) <= limits.max_frames:
-        raise WireError(None, None, f"A message must have 1 to {limits.max_frames} frames, got {len(frames)}")
-    header, checked_metas = unpack_header(frames[0], limits)
+    count = len(frames)
+    if not 1 <= count <= limits.max_frames:
+        raise WireError(None, None, f"A message must have 1 to {limits.max_frames} frames, got {count}")
+    views = list(map(byte_view, frames))
+    header, checked_metas = _unpack_metas(views[0], limits)
     parts, pos = [], 1
     for index, (meta, checked) in enumerate(checked_metas):
-        chunks = checked[3]
-        if pos + chunks > len(frames):
-            raise WireError(None, None, f"Tensor {index} needs frames up to {pos + chunks}, message has {len(frames)}")
-        parts.append((meta if metas else checked, [byte_view(f) for f in frames[pos : pos + chunks]]))
-        pos += chunks
-    if pos != len(frames):
-        raise WireError(None, None, f"The tensor metas account for {pos} frames, message has {len(frames)}")
-    return header, parts
+        end = pos + checked[3]
+        if end > count:
+            raise WireError(None, None, f"Tensor {index} needs frames up to {end}, message has {count}")
+        parts.append((meta if metas else checked, views[pos:end]))
+        pos = end
+    if pos != count:
+        raise WireError(None, None, f"The tensor metas account for {pos} frames, message has {count}")
+    return header, parts, sum(map(len, views))  # (flat byte views: their length is their size)
 
 
 def unpack_header(
@@ -200,14 +205,20 @@ def unpack_header(
         >>> header, metas[0][1]
         ({'a': 1}, ('float64', (2,), 16, 1))
     """
-    header = _unpack_header(byte_view(frame), limits)
+    return _unpack_metas(byte_view(frame), limits)
+
+
+def _unpack_metas(
+    view: memoryview, limits: WireLimits
+) -> tuple[dict[str, Any], list[tuple[dict[str, Any], tuple[str, tuple[int, ...], int, int]]]]:
+    header = _unpack_header(view, limits, tensors=True)
     metas = header.pop(_TENSORS, None)
     if not isinstance(metas, list):
         raise WireError(None, None, f"The header's {_TENSORS!r} entry must be a list of tensor metas")
     checked = []
     for index, meta in enumerate(metas):
         try:
-            checked.append((meta, check_meta(meta, limits)))
+            checked.append((meta, check_meta(meta, limits)))  # (check_meta's checks are stricter than plain data's)
         except WireError as e:
             raise WireError(None, None, f"Tensor {index}: {e.message}") from None
     return header, checked
@@ -227,21 +238,36 @@ def decode_message(frames: Sequence[Any], limits: WireLimits = DEFAULT_LIMITS) -
         ...
         dtf_notebook.distributed.tensor_codec.WireError: A message header must be a msgpack map, got list
     """
-    header, parts = _unpack(frames, limits)
+    header, arrays, _ = decode_counted(frames, limits)
+    return header, arrays
+
+
+def decode_counted(frames: Sequence[Any], limits: WireLimits = DEFAULT_LIMITS) -> tuple[dict[str, Any], list[Any], int]:
+    """:func:`decode_message`, and the bytes of all the message's frames (what a receiver counts against a peer).
+
+    Example:
+        >>> import numpy as np
+        >>> header, arrays, nbytes = decode_counted(encode_message({}, [np.zeros(4, np.int8)]))
+        >>> arrays[0].tolist(), nbytes > 4
+        ([0, 0, 0, 0], True)
+    """
+    header, parts, nbytes = _unpack(frames, limits)
     arrays = []
-    for index, (checked, buffers) in enumerate(parts):
+    for index, (checked, views) in enumerate(parts):
         try:
-            arrays.append(decode_checked(checked, buffers))
+            arrays.append(decode_views(checked, views))
         except WireError as e:
             raise WireError(None, None, f"Tensor {index}: {e.message}") from None
-    return header, arrays
+    return header, arrays, nbytes
 
 
 def _reject_ext(code: int, data: bytes) -> Any:
     raise WireError(None, None, f"msgpack extension type {code} is not allowed in a header")
 
 
-def _unpack_header(view: memoryview, limits: WireLimits) -> dict[str, Any]:
+def _unpack_header(view: memoryview, limits: WireLimits, tensors: bool = False) -> dict[str, Any]:
+    """The header map in ``view``, checked to be plain data; with ``tensors``, its ``"tensors"`` entry is left to
+    the caller, who checks each meta more strictly (:func:`check_meta`)."""
     if view.nbytes > limits.max_header_bytes:
         raise WireError(None, None, f"Header of {view.nbytes} bytes exceeds the limit of {limits.max_header_bytes}")
     try:
@@ -250,35 +276,45 @@ def _unpack_header(view: memoryview, limits: WireLimits) -> dict[str, Any]:
         raise WireError(None, None, f"Header holds invalid UTF-8: {e.reason}") from None
     except (msgpack.UnpackException, ValueError, TypeError) as e:
         raise WireError(None, None, f"Header is not valid msgpack: {type(e).__name__} {e}".rstrip()) from None
-    if not isinstance(header, dict):
+    if type(header) is not dict:
         raise WireError(None, None, f"A message header must be a msgpack map, got {type(header).__name__}")
+    metas = header.pop(_TENSORS, _ABSENT) if tensors else _ABSENT
     _check_plain(header, "header", 0, limits.max_depth, (list,))
+    if metas is not _ABSENT:
+        header[_TENSORS] = metas
     return header
 
 
+_ABSENT = object()
 _SCALARS = frozenset((bool, int, float, str, bytes, type(None)))
+_STR = frozenset((str,))
+# Per kind of sequence a header may hold: the types a plain container may hold, and those that are containers.
+_ALLOWED = {seqs: (_SCALARS | {dict, *seqs}, frozenset((dict, *seqs))) for seqs in ((list,), (list, tuple))}
 
 
 def _is_plain(value: Any, depth: int, max_depth: int, sequences: tuple[type, ...]) -> bool:
-    # The check every message pays: no strings built, no exceptions; _explain_not_plain says what is wrong.
+    # The check every message pays, so its loops run in C (set checks over map(type, ...)): no strings built, no
+    # exceptions; _explain_not_plain says what is wrong.
     kind = type(value)
     if kind is dict:
+        if depth > max_depth or not _STR.issuperset(map(type, value)):
+            return False
+        items: Any = value.values()
+    elif kind in sequences:
         if depth > max_depth:
             return False
-        for key, item in value.items():
-            if type(key) is not str:
-                return False
-            if type(item) not in _SCALARS and not _is_plain(item, depth + 1, max_depth, sequences):
-                return False
+        items = value
+    else:
+        return kind in _SCALARS
+    if _SCALARS.issuperset(map(type, items)):
         return True
-    if kind in sequences:
-        if depth > max_depth:
+    allowed, containers = _ALLOWED.get(sequences) or (_SCALARS | {dict, *sequences}, frozenset((dict, *sequences)))
+    if not allowed.issuperset(map(type, items)):
+        return False
+    for item in itertools.compress(items, map(containers.__contains__, map(type, items))):
+        if not _is_plain(item, depth + 1, max_depth, sequences):
             return False
-        for item in value:
-            if type(item) not in _SCALARS and not _is_plain(item, depth + 1, max_depth, sequences):
-                return False
-        return True
-    return kind in _SCALARS
+    return True
 
 
 def _check_plain(value: Any, where: str, depth: int, max_depth: int, sequences: tuple[type, ...]) -> None:

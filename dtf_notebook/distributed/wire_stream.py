@@ -86,7 +86,7 @@ def stream_messages(frames: Sequence[Any], stream_id: int, min_bytes: int = STRE
         [[b'\\x80']]
     """
     payload = frames[1:]
-    if len(payload) < 2 or sum(byte_view(f).nbytes for f in payload) < min_bytes:
+    if len(payload) < 2 or sum(map(len, payload)) < min_bytes:  # (encode_message's frames: flat byte views)
         return [list(frames)]
     sid = stream_id.to_bytes(8, "little")
     head = [_HEAD + sid + len(payload).to_bytes(4, "little"), frames[0]]
@@ -200,9 +200,9 @@ class StreamAssembler:
         """
         first = byte_view(frames[0]) if frames else None
         if first is None or first.nbytes < 2 or first[0] != _MARK:
-            message = wire.decode_message(frames, self._limits)
-            self.last_nbytes, self.last_streamed = sum(byte_view(f).nbytes for f in frames), False
-            return message
+            header, tensors, self.last_nbytes = wire.decode_counted(frames, self._limits)
+            self.last_streamed = False
+            return header, tensors
         kind = bytes(first[:2])
         if kind == _HEAD:
             return self._head(key, first, frames)

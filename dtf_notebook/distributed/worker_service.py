@@ -120,6 +120,9 @@ class WorkerService:
         # the session isolates its state), the handles of its graphs, and whether its master closed it.
         self._sessions: dict[str, _SessionState] = {}
         self._timings: dict[str, float] = {}  # graph handle -> recent run time, for partitions that never wait
+        # (graph handle, fetch, target and feed names) -> their tensors and operations: a step looks its names up
+        # once per signature, not once per run.
+        self._resolved: dict[tuple[Any, ...], tuple[list[Any], list[Any], list[Any]]] = {}
         # Graph handle -> whether its runs go on the event loop (see start_run_graph): True once a run on a thread
         # showed its plan can stop at a receive; False when its runs keep the loop busy too long.
         self._on_loop: dict[str, bool] = {}
@@ -207,6 +210,8 @@ class WorkerService:
             if not header.get("cancel"):
                 running = set()
             self._timings.pop(handle, None)
+            for signature in [k for k in self._resolved if k[0] == handle]:
+                del self._resolved[signature]
             self._on_loop.pop(handle, None)
             self._loop_strikes.pop(handle, None)
             if entry is not None and entry[2] in self._sessions:
@@ -272,11 +277,24 @@ class WorkerService:
             raise errors.AbortedError(None, None, unregistered_message(handle, self.task_name))
         graph, backend, _ = entry
         try:
-            fetches = [graph.get_tensor_by_name(n) for n in fetch_names]
-            targets = [graph.get_operation_by_name(n) for n in target_names]
-            feeds = [(graph.get_tensor_by_name(n), v) for n, v in zip(feed_names, tensors)]
-        except (KeyError, ValueError) as e:
-            raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
+            signature = (handle, tuple(fetch_names), tuple(target_names), tuple(feed_names))
+            resolved = self._resolved.get(signature)
+        except TypeError:  # a name that is not a string (unhashable): the lookups below say so
+            signature = resolved = None
+        if resolved is None:
+            try:
+                fetches = [graph.get_tensor_by_name(n) for n in fetch_names]
+                targets = [graph.get_operation_by_name(n) for n in target_names]
+                fed = [graph.get_tensor_by_name(n) for n in feed_names]
+            except (KeyError, ValueError, TypeError) as e:
+                raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
+            resolved = (fetches, targets, fed)
+            if signature is not None:
+                with self._lock:
+                    if handle in self._graphs:  # (not deregistered meanwhile: the entry would outlive it)
+                        self._resolved[signature] = resolved
+        fetches, targets, fed = resolved
+        feeds = list(zip(fed, tensors))
         # Sent by the client itself, or run by its master in the thread serving the client's step.
         watch = client_watch(header, current_peer.get(), self._client_silence) or inherited.get()
         if watch is not None:
@@ -434,6 +452,20 @@ class WorkerService:
         return {}, [entry[0]]
 
     def send_tensor(self, header: dict[str, Any], tensors: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        step_id, keys = header.get("step_id"), header.get("keys")
+        if (  # the usual message (every step has several) in one test; the checks below say what is wrong
+            type(step_id) is int
+            and type(keys) is list
+            and len(keys) == len(tensors)
+            and _STR.issuperset(map(type, keys))
+            and "dead_keys" not in header
+        ):
+            rendezvous = self.rendezvous.get(step_id)
+            for key, value in zip(keys, tensors):
+                if type(value) is np.ndarray and value.dtype.kind != "O":
+                    value = values.from_numpy(value, torch.device("cpu"))
+                rendezvous.put(key, value)
+            return {}, []
         step_id = _field(header, "step_id", int)
         keys = _sent_keys(header)
         if len(tensors) != len(keys) or not all(isinstance(k, str) for k in keys):
@@ -764,6 +796,7 @@ class _SessionState:
         self.backend, self.graphs, self.closed = backend, set(), False
 
 
+_STR = frozenset((str,))
 _INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph", "TakeHeld", "ForgetSession"})
 
 _METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {

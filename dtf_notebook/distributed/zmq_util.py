@@ -136,10 +136,14 @@ def send_frames(sock: zmq.Socket, frames: list[Any], flags: int = 0) -> None:
         [b'head', b'body']
         >>> push.close(0); pull.close(0)
     """
-    small = sum(len(f) if isinstance(f, bytes) else memoryview(f).nbytes for f in frames) < COPY_BYTES
-    send, last = sock.send, len(frames) - 1
-    for i, frame in enumerate(frames):
-        send(frame, flags | _SNDMORE if i < last else flags, copy=small)
+    # (Frames are bytes, zmq frames or flat byte views, as encode_message makes them: their length is their size.)
+    if not frames:
+        return
+    small = sum(map(len, frames)) < COPY_BYTES
+    send, more = sock.send, flags | _SNDMORE
+    for frame in frames[:-1]:
+        send(frame, more, copy=small)
+    send(frames[-1], flags, copy=small)
 
 
 def wait_for_port_release(address: str, patience: float = 2.0) -> bool:

@@ -498,6 +498,8 @@ class Plan:
                 slot = self._deref_step(slot, f.op)
             self.fetch_slots.append(slot)
         self.num_slots = self._next_slot
+        self._template: list[Any] | None = None  # see _hoist_constants
+        self._hoisted: list[Operation] = []
         self.threads = inter_op_threads if inter_op_threads > 0 else default_inter_op_threads()
         self.intra_threads = intra_op_threads
         # Slot 0 (the step context) and the fetched values stay; every other value goes after its last reader.
@@ -542,11 +544,40 @@ class Plan:
         else:
             if flow is not None and flow.branched and not any(self._blocking):
                 self._parallel = flow  # (a receive's wait would count as work in the estimate)
+            else:
+                self._hoist_constants()
             for i, slots in enumerate(release_points(self._step_ins, self._step_outs, keep)):
                 if slots:
                     self.steps[i] = _with_release(self.steps[i], slots)
         del self._step_ins, self._step_outs, self._step_kinds, self._step_after, self._blocking, self._op_step
         del self._transfers, self._dead_receives
+
+    def _hoist_constants(self) -> None:
+        """Takes the steps of constants out of a plan that runs one step after another: their values are in every
+        run's slots from the start (:attr:`_template`), instead of a step each per run (a gradient graph holds many:
+        an embedding lookup's step on a worker had 38 of its 93). A ``Const`` kernel returns the same value each
+        run, so nothing a step sees changes; one with control inputs keeps its step (it must run after them)."""
+        template: list[Any] = [None] * self.num_slots
+        kept, hoisted = [], []
+        for i, op in enumerate(self.step_ops):
+            if op._type == "Const" and not op._control_inputs and self._op_step.get(op) == i:
+                self.steps[i](template)  # (the kernel's closure: writes the value into its slot)
+                hoisted.append(op)
+                continue
+            kept.append(i)
+        if len(kept) == len(self.steps):
+            return
+        self.steps = [self.steps[i] for i in kept]
+        self.step_ops = [self.step_ops[i] for i in kept]
+        self._step_ins = [self._step_ins[i] for i in kept]
+        self._step_outs = [self._step_outs[i] for i in kept]
+        self._template = template
+        self._hoisted = hoisted  # a traced run still lists them, as TF's step stats do
+
+    def _fresh_slots(self) -> list[Any]:
+        """The slots a run starts with: the hoisted constants' values, None elsewhere."""
+        template = self._template
+        return [None] * self.num_slots if template is None else template.copy()
 
     def _kernel_types(self) -> list[str]:
         """Each step's op type; "" for the reads and copies inserted before a consumer (they are not its kernel)."""
@@ -648,7 +679,7 @@ class Plan:
         Raises:
             OpError: a kernel failed; the error names the node, its device and where it was created.
         """
-        vals: list[Any] = [None] * self.num_slots
+        vals = self._fresh_slots()
         vals[0] = step
         for slot, value in zip(self.feed_slots, feed_values):
             vals[slot] = value
@@ -686,7 +717,7 @@ class Plan:
             >>> plan.start([torch.tensor(2.0)], StepContext()).resume()
             [tensor(6.)]
         """
-        vals: list[Any] = [None] * self.num_slots
+        vals = self._fresh_slots()
         vals[0] = step
         for slot, value in zip(self.feed_slots, feed_values):
             vals[slot] = value
@@ -721,6 +752,8 @@ class Plan:
                         raise errors.DeadlineExceededError(None, None, "Timed out: the step ran past its deadline")
                     fn(vals)
             else:
+                now = time.perf_counter()
+                trace.extend((op, now, now) for op in self._hoisted)
                 for i, fn in enumerate(steps):  # noqa: B007
                     start = time.perf_counter()
                     fn(vals)

@@ -277,6 +277,42 @@ def _barrier(tf, sess, arrive, arrived, clients: int) -> None:
         time.sleep(0.002)
 
 
+def windowed_run(
+    workload: str, launcher: list[str], out_dir: str, seconds: float, settle: float, path: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One dtf_notebook run of ``workload`` (the MLP on 2 ps, or the embedding on 3 ps; 1 worker and its client)
+    with servers started by ``launcher`` (see :class:`Servers`), which record something over a window: SIGUSR1 to
+    every server ``settle`` seconds into the client's run (start-up and warm-up stay out), SIGUSR2 ``seconds``
+    later, when each must write ``out_dir/<name>.json``. Returns those files' contents by server name, and the
+    client's result. ``bench_step_stages.py`` and ``bench_opcodes.py`` run this way."""
+    import signal
+    import threading
+
+    jobs = {"ps": 3, "worker": 1} if workload == "embedding" else {"ps": 2, "worker": 1}
+    data = digits_file(out_dir) if workload == "mlp" else ""
+    extra = 1_000_000 if workload == "embedding" else None
+    with Servers("dtf", jobs, path, launcher=launcher) as servers:
+        procs = dict(servers.named())
+        result: dict[str, Any] = {}
+        client = threading.Thread(
+            target=lambda: result.update(out=run_clients(servers, workload, 1, seconds + settle, 50, data, extra))
+        )
+        client.start()
+        time.sleep(settle)
+        for proc in procs.values():
+            proc.send_signal(signal.SIGUSR1)
+        time.sleep(seconds)
+        for proc in procs.values():
+            proc.send_signal(signal.SIGUSR2)
+        client.join()
+        time.sleep(0.5)
+    recorded = {}
+    for name in procs:
+        with open(os.path.join(out_dir, f"{name}.json")) as f:
+            recorded[name] = json.load(f)
+    return recorded, result["out"][0]
+
+
 def _client(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 

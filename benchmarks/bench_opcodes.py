@@ -32,8 +32,6 @@ import os
 import signal
 import sys
 import tempfile
-import threading
-import time
 from typing import Any
 
 import _layout
@@ -65,39 +63,18 @@ def serve_counted(out_dir: str, name: str, argv: list[str]) -> None:
 
 def measure(workload: str, seconds: float, path: str | None = None) -> dict[str, Any]:
     """One run of ``workload`` from the tree at ``path`` (None: this checkout): each process's counts per step."""
-    jobs = {"ps": 3, "worker": 1} if workload == "embedding" else {"ps": 2, "worker": 1}
     out_dir = tempfile.mkdtemp(prefix="dtf-opcodes-")
-    data = _layout.digits_file(out_dir) if workload == "mlp" else ""
-    extra = 1_000_000 if workload == "embedding" else None
     launcher = [sys.executable, HERE, "--serve-counted", out_dir]
     env_before = os.environ.get("DTF_BENCH_OPCODES")
-    os.environ["DTF_BENCH_OPCODES"] = out_dir  # the client counts its own window (see _layout._client)
+    os.environ["DTF_BENCH_OPCODES"] = out_dir  # the client counts its own run (see _layout._client)
     try:
-        with _layout.Servers("dtf", jobs, path, launcher=launcher) as servers:
-            procs = dict(servers.named())
-            result: dict[str, Any] = {}
-            client = threading.Thread(
-                target=lambda: result.update(
-                    out=_layout.run_clients(servers, workload, 1, seconds + 30.0, 20, data, extra)
-                )
-            )
-            client.start()
-            time.sleep(15.0)  # start-up, graph registration and warm-up stay out of the window
-            for proc in procs.values():
-                proc.send_signal(signal.SIGUSR1)
-            time.sleep(seconds)
-            for proc in procs.values():
-                proc.send_signal(signal.SIGUSR2)
-            client.join()
+        # (tracing slows every process 20-50x: start-up and warm-up take a while)
+        counts, _ = _layout.windowed_run(workload, launcher, out_dir, seconds, settle=15.0, path=path)
     finally:
         if env_before is None:
             del os.environ["DTF_BENCH_OPCODES"]
         else:
             os.environ["DTF_BENCH_OPCODES"] = env_before
-    counts = {}
-    for name in procs:
-        with open(os.path.join(out_dir, f"{name}.json")) as f:
-            counts[name] = json.load(f)
     steps = sum(
         n
         for path_, _, func, n in counts["worker0"]["calls"]

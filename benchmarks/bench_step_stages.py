@@ -137,32 +137,10 @@ def serve_timed(name: str, out_dir: str, argv: list[str]) -> None:
 
 def measure(workload: str, seconds: float) -> dict[str, Any]:
     """One run: every task's stages over a window of ``seconds`` in the middle of the client's run."""
-    jobs = {"ps": 3, "worker": 1} if workload == "embedding" else {"ps": 2, "worker": 1}
     out_dir = tempfile.mkdtemp(prefix="dtf-stages-")
-    data = _layout.digits_file(out_dir) if workload == "mlp" else ""
-    extra = 1_000_000 if workload == "embedding" else None
     launcher = [sys.executable, HERE, "--serve-timed", out_dir]
-    with _layout.Servers("dtf", jobs, launcher=launcher) as servers:
-        pids = dict(servers.named())
-        result: dict[str, Any] = {}
-        client = threading.Thread(
-            target=lambda: result.update(out=_layout.run_clients(servers, workload, 1, seconds + 4.0, 50, data, extra))
-        )
-        client.start()
-        time.sleep(4.0)  # the client's start-up and warm-up steps stay out of the window
-        for proc in pids.values():
-            proc.send_signal(signal.SIGUSR1)
-        time.sleep(seconds)
-        for proc in pids.values():
-            proc.send_signal(signal.SIGUSR2)
-        client.join()
-        time.sleep(0.5)
-    tasks = {}
-    for name in pids:
-        with open(os.path.join(out_dir, f"{name}.json")) as f:
-            tasks[name] = json.load(f)
+    tasks, out = _layout.windowed_run(workload, launcher, out_dir, seconds, settle=4.0)
     steps = tasks["worker0"]["stages"][STEP_STAGE][0]
-    out = result["out"][0]
     return {
         "tasks": tasks,
         "steps": steps,

@@ -291,7 +291,9 @@ class WorkerService:
             resolved = (fetches, targets, fed)
             if signature is not None:
                 with self._lock:
-                    if handle in self._graphs:  # (not deregistered meanwhile: the entry would outlive it)
+                    # Not deregistered meanwhile (the entry would outlive it), and bounded: names that differ only
+                    # in spelling ("a:0", "a:00") resolve alike, and a peer must not grow this without end.
+                    if handle in self._graphs and len(self._resolved) < _RESOLVED_MAX:
                         self._resolved[signature] = resolved
         fetches, targets, fed = resolved
         feeds = list(zip(fed, tensors))
@@ -456,6 +458,7 @@ class WorkerService:
         if (  # the usual message (every step has several) in one test; the checks below say what is wrong
             type(step_id) is int
             and type(keys) is list
+            and keys  # (an empty one touches no rendezvous)
             and len(keys) == len(tensors)
             and _STR.issuperset(map(type, keys))
             and "dead_keys" not in header
@@ -797,6 +800,7 @@ class _SessionState:
 
 
 _STR = frozenset((str,))
+_RESOLVED_MAX = 4096  # RunGraph signatures whose names stay resolved (see _prepare)
 _INSTANT = frozenset({"GetStatus", "SendTensor", "AbortStep", "DeregisterGraph", "TakeHeld", "ForgetSession"})
 
 _METHODS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {

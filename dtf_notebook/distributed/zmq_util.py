@@ -136,10 +136,14 @@ def send_frames(sock: zmq.Socket, frames: list[Any], flags: int = 0) -> None:
         [b'head', b'body']
         >>> push.close(0); pull.close(0)
     """
-    # (Frames are bytes, zmq frames or flat byte views, as encode_message makes them: their length is their size.)
+    # Frames are bytes, zmq frames or flat byte views, as encode_message makes them: their length is their size
+    # (summed in C). Anything else only decides the copy less well.
     if not frames:
         return
-    small = sum(map(len, frames)) < COPY_BYTES
+    try:
+        small = sum(map(len, frames)) < COPY_BYTES
+    except TypeError:  # a buffer without a length
+        small = sum(memoryview(f).nbytes for f in frames) < COPY_BYTES
     send, more = sock.send, flags | _SNDMORE
     for frame in frames[:-1]:
         send(frame, more, copy=small)

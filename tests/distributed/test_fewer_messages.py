@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import dtf_notebook.compat.v1 as tf
 from dtf_notebook.distributed.constant_copies import MAX_COPIED_ELEMENTS, copy_small_constants
@@ -151,3 +152,35 @@ def test_a_run_graph_request_carries_the_tensors_its_master_pushed_to_the_partit
         worker.handle("RunGraph", {**request, "step_id": 8}, [np.float32(1.0)])
     with pytest.raises(tf.errors.InvalidArgumentError, match="must list keys"):
         worker.handle("RunGraph", {**request, "step_id": 9, "sent_keys": "x"}, [])
+
+
+def test_run_graph_names_are_resolved_once_per_signature_and_forgotten_with_their_graph():
+    worker, handle, key = _ps_partition_reading_from_the_worker()
+    request = {"graph_handle": handle, "feeds": [], "fetches": ["y:0"], "targets": [], "timeout": 5}
+    for step_id in (11, 12):
+        _, out = worker.handle("RunGraph", {**request, "step_id": step_id, "sent_keys": [key]}, [np.float32(step_id)])
+        assert float(out[0]) == step_id
+    assert list(worker._resolved) == [(handle, ("y:0",), (), ())]  # one entry for both runs
+    with pytest.raises(tf.errors.InvalidArgumentError, match="RunGraph on /job:ps"):
+        worker.handle("RunGraph", {**request, "step_id": 13, "fetches": ["nope:0"]}, [])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="RunGraph on /job:ps"):
+        worker.handle("RunGraph", {**request, "step_id": 14, "fetches": [["y:0"]]}, [])  # unhashable: not cached
+    assert len(worker._resolved) == 1
+    worker.handle("DeregisterGraph", {"graph_handle": handle}, [])
+    assert worker._resolved == {}
+
+
+def test_send_tensor_delivers_in_one_pass_and_an_empty_one_touches_no_step():
+    worker, _, key = _ps_partition_reading_from_the_worker()
+    worker.handle("SendTensor", {"step_id": 21, "keys": []}, [])
+    assert 21 not in worker.rendezvous._steps
+    worker.handle("SendTensor", {"step_id": 22, "keys": [key, "other;0:0"]}, [np.array(1.5, np.float32), np.arange(3)])
+    rendezvous = worker.rendezvous.get(22)
+    value = rendezvous.recv(key, deadline=None)
+    assert isinstance(value, torch.Tensor) and float(value) == 1.5
+    assert rendezvous.recv("other;0:0", deadline=None).tolist() == [0, 1, 2]
+    worker.handle("SendTensor", {"step_id": 22, "keys": ["twice;0:0"]}, [np.arange(2)])
+    with pytest.raises(tf.errors.AlreadyExistsError, match="sent twice"):
+        worker.handle("SendTensor", {"step_id": 22, "keys": ["twice;0:0"]}, [np.arange(2)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="one tensor per key"):
+        worker.handle("SendTensor", {"step_id": 22, "keys": ["a;0:0", "b;0:0"]}, [np.arange(2)])

@@ -512,3 +512,33 @@ def test_fuzzed_messages_only_ever_raise_wire_error():
         except WireError:
             outcomes["rejected"] += 1
     assert outcomes["rejected"] > 1000 and outcomes["ok"] > 50, outcomes
+
+
+def test_check_meta_fast_path_agrees_with_the_detailed_checks():
+    """Every meta gets from check_meta what the detailed checks give it: the same result or the same error."""
+    from dtf_notebook.distributed.tensor_codec import _check_meta_slowly, check_meta
+
+    good = {"dtype": "float32", "shape": [341, 20], "nbytes": 341 * 20 * 4, "chunks": 1}
+    variants = [good, {**good, "chunks": 2}, {**good, "dtype": "bool", "nbytes": 341 * 20}]
+    for key, values in {
+        "dtype": ["float64", "string", "complex64", 3, None, b"float32"],
+        "shape": [[], [0, 5], [341, 20.0], [341, True], [-1, -6820], [341], (341, 20), [1 << 40, 1]],
+        "nbytes": [0, 27279, 27281, True, 27280.0, -27280, 1 << 40],
+        "chunks": [0, True, 27281, 1 << 20, -1],
+    }.items():
+        variants += [{**good, key: value} for value in values]
+    variants += [{**good, "extra": 1}, {k: v for k, v in good.items() if k != "chunks"}, [good], None]
+    limits = [wire.DEFAULT_LIMITS, WireLimits(max_rank=1), WireLimits(max_tensor_bytes=1000), WireLimits(max_frames=1)]
+    for meta in variants:
+        for limit in limits:
+            try:
+                expected = ("ok", _check_meta_slowly(meta, limit))
+            except WireError as e:
+                expected = ("error", e.message)
+            try:
+                got = ("ok", check_meta(meta, limit))
+            except WireError as e:
+                got = ("error", e.message)
+            assert got == expected, (meta, limit)
+            if got[0] == "ok":
+                assert [type(d) for d in got[1][1]] == [int] * len(got[1][1])

@@ -518,3 +518,30 @@ def test_two_independent_queue_waits_linked_by_another_thread_finish_as_in_tf():
         server.start()
         assert sess.run([answer, ask]) == [6.0, None]
         server.join(5)
+
+
+def test_a_serial_plan_starts_each_run_with_its_constants_in_place(fresh_graph):
+    """Constants without control inputs leave a serial plan's steps; runs, errors and traces see no difference."""
+    import torch
+
+    from dtf_notebook.runtime.devices import LocalDevice
+    from dtf_notebook.runtime.executor import ExecutionState, Plan, StepContext
+
+    x = tf.placeholder(tf.float32, [2], name="x")
+    y = tf.add(tf.multiply(x, tf.constant(3.0, name="three")), tf.constant([1.0, 2.0], name="one_two"), name="y")
+    with tf.control_dependencies([y]):
+        z = tf.constant(7.0, name="after_y")  # keeps its step: it runs after y
+    cpu = LocalDevice("/job:localhost/replica:0/task:0/device:CPU:0", "CPU", 0, torch.device("cpu"))
+    ops = fresh_graph.get_operations()
+    plan = Plan([y, z], [], [x], {op.name: cpu for op in ops}, ExecutionState(), inter_op_threads=1)
+    assert plan.resumable
+    assert [op.name for op in plan.step_ops] == ["Mul", "y", "after_y"]
+    for _ in range(2):  # each run starts from the constants, not from what the last run left
+        out = plan.run([torch.tensor([1.0, 2.0])], StepContext())
+        assert out[0].tolist() == [4.0, 8.0] and float(out[1]) == 7.0
+        assert plan.start([torch.tensor([0.0, 1.0])], StepContext()).resume()[0].tolist() == [1.0, 5.0]
+    trace: list = []
+    plan.run([torch.tensor([1.0, 2.0])], StepContext(), trace)
+    assert sorted(op.name for op, *_ in trace) == ["Mul", "after_y", "one_two", "three", "y"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="'y'"):
+        plan.run([torch.tensor([1.0, 2.0, 3.0])], StepContext())  # the failing node is still named

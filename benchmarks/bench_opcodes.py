@@ -64,25 +64,25 @@ def serve_counted(out_dir: str, name: str, argv: list[str]) -> None:
 
 def measure(workload: str, seconds: float, path: str | None = None) -> dict[str, Any]:
     """One run of ``workload`` from the tree at ``path`` (None: this checkout): each process's counts per step."""
-    out_dir = tempfile.mkdtemp(prefix="dtf-opcodes-")
-    launcher = [sys.executable, HERE, "--serve-counted", out_dir]
     env_before = os.environ.get("DTF_BENCH_OPCODES")
-    os.environ["DTF_BENCH_OPCODES"] = out_dir  # the client counts its own run (see _layout._client)
-    try:
-        # (traced, start-up and warm-up take a while)
-        counts, _ = _layout.windowed_run(workload, launcher, out_dir, seconds, settle=15.0, path=path)
-    finally:
-        if env_before is None:
-            del os.environ["DTF_BENCH_OPCODES"]
-        else:
-            os.environ["DTF_BENCH_OPCODES"] = env_before
+    with tempfile.TemporaryDirectory(prefix="dtf-opcodes-") as out_dir:
+        launcher = [sys.executable, HERE, "--serve-counted", out_dir]
+        os.environ["DTF_BENCH_OPCODES"] = out_dir  # the client counts its own run (see _layout._client)
+        try:
+            # (traced, start-up and warm-up take a while)
+            counts, _ = _layout.windowed_run(workload, launcher, out_dir, seconds, settle=15.0, path=path)
+        finally:
+            if env_before is None:
+                del os.environ["DTF_BENCH_OPCODES"]
+            else:
+                os.environ["DTF_BENCH_OPCODES"] = env_before
+        with open(os.path.join(out_dir, "client-0.json")) as f:
+            client_counts = json.load(f)
     steps = sum(
         n
         for path_, _, func, n in counts["worker0"]["calls"]
         if func == STEP_FUNCTION[1] and path_.endswith(STEP_FUNCTION[0])
     )
-    with open(os.path.join(out_dir, "client-0.json")) as f:
-        client_counts = json.load(f)
     per_step = {name: _per_step(c, steps) for name, c in counts.items()}
     per_step["client"] = _per_step(client_counts, client_counts["steps"])
     return {"steps": steps, "client_steps": client_counts["steps"], "processes": per_step}

@@ -137,9 +137,9 @@ def serve_timed(name: str, out_dir: str, argv: list[str]) -> None:
 
 def measure(workload: str, seconds: float) -> dict[str, Any]:
     """One run: every task's stages over a window of ``seconds`` in the middle of the client's run."""
-    out_dir = tempfile.mkdtemp(prefix="dtf-stages-")
-    launcher = [sys.executable, HERE, "--serve-timed", out_dir]
-    tasks, out = _layout.windowed_run(workload, launcher, out_dir, seconds, settle=4.0)
+    with tempfile.TemporaryDirectory(prefix="dtf-stages-") as out_dir:
+        launcher = [sys.executable, HERE, "--serve-timed", out_dir]
+        tasks, out = _layout.windowed_run(workload, launcher, out_dir, seconds, settle=4.0)
     steps = tasks["worker0"]["stages"][STEP_STAGE][0]
     return {
         "tasks": tasks,

@@ -23,6 +23,7 @@ import argparse
 import collections
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -285,9 +286,6 @@ def windowed_run(
     every server ``settle`` seconds into the client's run (start-up and warm-up stay out), SIGUSR2 ``seconds``
     later, when each must write ``out_dir/<name>.json``. Returns those files' contents by server name, and the
     client's result. ``bench_step_stages.py`` and ``bench_opcodes.py`` run this way."""
-    import signal
-    import threading
-
     jobs = {"ps": 3, "worker": 1} if workload == "embedding" else {"ps": 2, "worker": 1}
     data = digits_file(out_dir) if workload == "mlp" else ""
     extra = 1_000_000 if workload == "embedding" else None
@@ -387,7 +385,6 @@ def _client(args: argparse.Namespace) -> dict[str, Any]:
         profiler = None
         if profile_dir:
             import cProfile
-            import signal
 
             for pid in args.server_pids.values():
                 os.kill(pid, signal.SIGUSR1)  # profiled servers drop what they recorded before the window
@@ -559,8 +556,6 @@ def serve_profiled(name: str, argv: list[str]) -> None:
     def clear(*_: Any) -> None:  # the measurement window starts (a client sends SIGUSR1): forget the start-up
         for profile in profiles:
             profile.clear()
-
-    import signal
 
     signal.signal(signal.SIGUSR1, clear)
     os._exit = dump_and_exit

@@ -154,40 +154,24 @@ class PeerLedger:
         Raises:
             ResourceExhaustedError: the peer is at its cap of requests or bytes in flight.
         """
-        # (every request comes through here and through release_request: the usual case inline)
-        limits = self.limits
-        with self._lock:
-            usage = self._usage.get(peer)
-            if usage is None:
-                usage = _Usage()
-            requests, held = usage.requests + usage.streams, usage.bytes + nbytes
-            if requests < limits.max_requests and held <= limits.max_inflight_bytes:
-                self._usage[peer] = usage
-                usage.requests += 1
-                usage.bytes = held
-                return
-        self._admit(peer, nbytes, streamed=False)  # over a cap: it says which
+        self._admit(peer, nbytes, streamed=False)
 
     def _release(self, peer: bytes, nbytes: int, streamed: bool) -> None:
         with self._lock:
-            usage = self._get(peer)
+            usage = self._usage.get(peer)
+            if usage is None:
+                return  # holding nothing: nothing to release
             if streamed:
-                usage.streams = max(usage.streams - 1, 0)
+                usage.streams = usage.streams - 1 if usage.streams > 0 else 0
             else:
-                usage.requests = max(usage.requests - 1, 0)
-            usage.bytes = max(usage.bytes - nbytes, 0)
-            self._tidy(peer, usage)
+                usage.requests = usage.requests - 1 if usage.requests > 0 else 0
+            usage.bytes = usage.bytes - nbytes if usage.bytes > nbytes else 0
+            if usage.empty():
+                del self._usage[peer]  # peers come and go: keep only those holding something
 
     def release_request(self, peer: bytes, nbytes: int) -> None:
         """The request counted by :meth:`admit_request` (or :meth:`stream_complete`) was answered."""
-        with self._lock:
-            usage = self._usage.get(peer)
-            if usage is None:
-                return
-            usage.requests = usage.requests - 1 if usage.requests > 0 else 0
-            usage.bytes = usage.bytes - nbytes if usage.bytes > nbytes else 0
-            if not (usage.requests or usage.bytes or usage.sessions or usage.streams):
-                del self._usage[peer]  # peers come and go: keep only those holding something
+        self._release(peer, nbytes, streamed=False)
 
     def admit_stream(self, peer: bytes, nbytes: int) -> None:
         """Counts a streamed request announcing ``nbytes``, before its buffers are reserved.

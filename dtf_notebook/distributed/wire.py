@@ -211,14 +211,16 @@ def unpack_header(
 def _unpack_metas(
     view: memoryview, limits: WireLimits
 ) -> tuple[dict[str, Any], list[tuple[dict[str, Any], tuple[str, tuple[int, ...], int, int]]]]:
-    header = _unpack_header(view, limits, tensors=True)
+    header = _load_header(view, limits)
     metas = header.pop(_TENSORS, None)
+    # The metas are left to check_meta, whose checks are stricter than plain data's.
+    _check_plain(header, "header", 0, limits.max_depth, (list,))
     if not isinstance(metas, list):
         raise WireError(None, None, f"The header's {_TENSORS!r} entry must be a list of tensor metas")
     checked = []
     for index, meta in enumerate(metas):
         try:
-            checked.append((meta, check_meta(meta, limits)))  # (check_meta's checks are stricter than plain data's)
+            checked.append((meta, check_meta(meta, limits)))
         except WireError as e:
             raise WireError(None, None, f"Tensor {index}: {e.message}") from None
     return header, checked
@@ -265,9 +267,15 @@ def _reject_ext(code: int, data: bytes) -> Any:
     raise WireError(None, None, f"msgpack extension type {code} is not allowed in a header")
 
 
-def _unpack_header(view: memoryview, limits: WireLimits, tensors: bool = False) -> dict[str, Any]:
-    """The header map in ``view``, checked to be plain data; with ``tensors``, its ``"tensors"`` entry is left to
-    the caller, who checks each meta more strictly (:func:`check_meta`)."""
+def _unpack_header(view: memoryview, limits: WireLimits) -> dict[str, Any]:
+    """The header map in ``view``, checked to be plain data."""
+    header = _load_header(view, limits)
+    _check_plain(header, "header", 0, limits.max_depth, (list,))
+    return header
+
+
+def _load_header(view: memoryview, limits: WireLimits) -> dict[str, Any]:
+    """The header map in ``view``, not yet checked to be plain data."""
     if view.nbytes > limits.max_header_bytes:
         raise WireError(None, None, f"Header of {view.nbytes} bytes exceeds the limit of {limits.max_header_bytes}")
     try:
@@ -278,14 +286,9 @@ def _unpack_header(view: memoryview, limits: WireLimits, tensors: bool = False) 
         raise WireError(None, None, f"Header is not valid msgpack: {type(e).__name__} {e}".rstrip()) from None
     if type(header) is not dict:
         raise WireError(None, None, f"A message header must be a msgpack map, got {type(header).__name__}")
-    metas = header.pop(_TENSORS, _ABSENT) if tensors else _ABSENT
-    _check_plain(header, "header", 0, limits.max_depth, (list,))
-    if metas is not _ABSENT:
-        header[_TENSORS] = metas
     return header
 
 
-_ABSENT = object()
 _SCALARS = frozenset((bool, int, float, str, bytes, type(None)))
 _STR = frozenset((str,))
 # Per kind of sequence a header may hold: the types a plain container may hold, and those that are containers.

@@ -1,7 +1,7 @@
 """Runs a model script of this folder as a program, under dtf_notebook or under real TensorFlow with only its import
 line changed, and optionally with the initial variable values of another run.
 
-    python tests/model_scripts/run_script.py --lib tf  --save-init init.pkl mnist_deep.py --max_steps 200
+    python tests/model_scripts/run_script.py --lib tf  --save-init init.pkl --seed 1 mnist_deep.py --max_steps 200
     python tests/model_scripts/run_script.py --lib dtf --load-init init.pkl mnist_deep.py --max_steps 200
 
 The scripts (and the sibling modules they import, such as ``mnist.py``) say ``import dtf_notebook.compat.v1 as tf``;
@@ -13,7 +13,8 @@ the same values. The first ``Session.run`` that runs every global variable's ini
 ``tf.global_variables_initializer().run()``, a MonitoredSession's scaffold) is followed, with ``--save-init``, by
 writing every global variable's value by name, or with ``--load-init`` by loading those values (``Variable.load``)
 into the variables of the same names -- which must be exactly the saved ones, so the scripts' variable names are
-compared on the way.
+compared on the way. ``--seed`` (with ``--lib tf``) gives every TF graph that graph-level random seed, so the saved
+values are the same in every run and a comparison is repeatable.
 
 ``--tf-cluster`` (with ``--lib tf``) starts a ps and a worker ``tf.train.Server`` in this process and replaces
 ``{master}`` in the script's arguments by the worker's target.
@@ -78,6 +79,21 @@ class _SiblingFinder(importlib.abc.MetaPathFinder):
         if "." in name or not os.path.exists(file):
             return None
         return importlib.util.spec_from_file_location(name, file, loader=_SiblingLoader(file, self.lib))
+
+
+def _seed_every_graph(tf1: Any, seed: int) -> None:
+    """Gives every TF graph (the default one and each ``tf.Graph()`` a script makes) the graph-level ``seed``, so
+    its random initializers draw the same values in every run (TF derives each op's seed from it)."""
+    from tensorflow.python.framework import ops
+
+    unseeded_init = ops.Graph.__init__
+
+    def seeded_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        unseeded_init(self, *args, **kwargs)
+        self.seed = seed
+
+    ops.Graph.__init__ = seeded_init
+    tf1.get_default_graph().seed = seed
 
 
 def _prepare_real_tf() -> Any:
@@ -184,13 +200,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--save-init", help="write the initial variable values here")
     parser.add_argument("--load-init", help="start from the initial variable values written here")
     parser.add_argument("--tf-cluster", action="store_true", help="start a ps and a worker TF server in-process")
+    parser.add_argument("--seed", type=int, help="(with --lib tf) the graph-level random seed of every graph")
     parser.add_argument("script")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
+    if args.seed is not None and args.lib != "tf":
+        parser.error("--seed seeds TF's graphs; a dtf_notebook run starts from --load-init's values")
     script = os.path.join(HERE, args.script)
     script_args = args.script_args[1:] if args.script_args[:1] == ["--"] else args.script_args
     if args.lib == "tf":
         tf = _prepare_real_tf()
+        if args.seed is not None:
+            _seed_every_graph(tf, args.seed)
         if args.tf_cluster:
             master = _start_tf_cluster(tf)
             script_args = [a.replace("{master}", master) for a in script_args]

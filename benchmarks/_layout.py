@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from typing import Any
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -449,7 +450,8 @@ def thread_cpu_seconds() -> dict[tuple[int, str], float]:
 
 
 class OpcodeCounter:
-    """Counts the bytecodes (and calls) of every Python function the traced threads run, by code object.
+    """Counts the bytecodes (and calls) of every Python function the traced threads run, by code object, and the
+    calls they make into C (builtins, methods of C types: torch, numpy, pyzmq, msgpack), by function.
 
     ``start()`` traces the calling thread and every thread started later, ``stop()`` ends it; ``clear()`` drops
     what was counted so far (a window starts). ``bench_opcodes.py`` counts every process of a run with it.
@@ -459,12 +461,19 @@ class OpcodeCounter:
         >>> counter.start(); _ = sorted([3, 1, 2], key=lambda v: -v); counter.stop()
         >>> any(name == "<lambda>" for (_, _, name) in counter.opcodes)
         True
+        >>> counter.c_calls["builtins.sorted"]
+        1
     """
 
     def __init__(self) -> None:
         self.opcodes: collections.Counter[tuple[str, int, str]] = collections.Counter()
         self.calls: collections.Counter[tuple[str, int, str]] = collections.Counter()
+        self.c_calls: collections.Counter[str] = collections.Counter()
         self._on = False
+
+    def _profile(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and self._on:
+            self.c_calls[_c_function_name(arg)] += 1
 
     def _trace(self, frame: Any, event: str, arg: Any) -> Any:
         if not self._on:
@@ -486,26 +495,51 @@ class OpcodeCounter:
     def start(self) -> None:
         self._on = True
         threading.settrace(self._trace)
+        threading.setprofile(self._profile)
         sys.settrace(self._trace)
+        sys.setprofile(self._profile)
 
     def stop(self) -> None:
         self._on = False
         sys.settrace(None)
+        sys.setprofile(None)
         threading.settrace(None)  # type: ignore[arg-type]
+        threading.setprofile(None)  # type: ignore[arg-type]
 
     def clear(self) -> None:
         self.opcodes.clear()
         self.calls.clear()
+        self.c_calls.clear()
 
     def snapshot(self) -> dict[str, Any]:
         """The counts as JSON-ready lists (copied while other threads may still count)."""
         while True:
             try:
                 opcodes, calls = list(self.opcodes.items()), list(self.calls.items())
+                c_calls = list(self.c_calls.items())
                 break
             except RuntimeError:  # another thread added a function while this copied
                 continue
-        return {"opcodes": [[*key, n] for key, n in opcodes], "calls": [[*key, n] for key, n in calls]}
+        return {
+            "opcodes": [[*key, n] for key, n in opcodes],
+            "calls": [[*key, n] for key, n in calls],
+            "c_calls": [[name, n] for name, n in c_calls],
+        }
+
+
+def _c_function_name(fn: Any) -> str:
+    """``numpy.frombuffer``, ``Tensor.reshape``, ``Socket.send``: a C function by its owner and name.
+
+    Example:
+        >>> _c_function_name(len), _c_function_name([].append)
+        ('builtins.len', 'list.append')
+    """
+    owner = getattr(fn, "__self__", None)
+    if owner is None or isinstance(owner, types.ModuleType):
+        where = getattr(fn, "__module__", None) or getattr(owner, "__name__", "?")
+    else:
+        where = (owner if isinstance(owner, type) else type(owner)).__qualname__
+    return f"{where}.{getattr(fn, '__name__', '?')}"
 
 
 def serve_profiled(name: str, argv: list[str]) -> None:

@@ -5,15 +5,16 @@ Run: ``python benchmarks/bench_opcodes.py [--workload mlp|embedding|all] [--seco
 
 Timings of the client layout (``bench_training.py --layout client``) move by 10-20% between runs on a shared
 2-core VM, more than most changes to a message's path are worth, so whether such a change helped took many
-alternating rounds to tell. This benchmark counts instead: it runs the layout's MLP (2 ps, 1 worker, its client)
-or embedding (3 ps, 1 worker, its client) with every Python thread of every process traced (``sys.settrace`` with
-opcode events), and reports the bytecodes each process executes per step over a window in the middle of the run,
-in all and by function. The count is the same from run to run (within a few per cent: the loops' periodic ticks
-run per second, not per step), so a change that removes work shows at once, in the process and function it
-touched. What it does not see: time spent in C (torch kernels, msgpack, ZeroMQ, the kernel), and how much a
-bytecode costs (a dict lookup and a call differ); so it guides work on the Python side of a message's path, and
-timings (``bench_training.py``) still judge the result. Tracing slows every process several times while it counts
-(the MLP ran about 50 steps/s instead of 250).
+alternating rounds to tell. This benchmark counts instead: it runs the layout's MLP (2 ps, 1 worker, its client) or
+embedding (3 ps, 1 worker, its client) with every Python thread of every process traced (``sys.settrace`` with
+opcode events), and reports the bytecodes each process executes per step over a window in the middle of the run, in
+all and by function, and the calls they make into C functions (``sys.setprofile``'s ``c_call`` events: torch, numpy,
+pyzmq, msgpack, builtins), by function. The count is the same from run to run (within a few per cent: the loops'
+periodic ticks run per second, not per step), so a change that removes work shows at once, in the process and
+function it touched. What it does not see: the time spent in C (torch kernels, msgpack, ZeroMQ, the kernel; it
+counts the calls, not what each costs), and how much a bytecode costs (a dict lookup and a call differ); so it
+guides work on the Python side of a message's path, and timings (``bench_training.py``) still judge the result.
+Tracing slows every process several times while it counts (the MLP ran about 50 steps/s instead of 250).
 
 ``--baseline DIR`` counts a second tree (a git worktree) the same way and prints both side by side.
 
@@ -94,7 +95,14 @@ def _per_step(counts: dict[str, Any], steps: int) -> dict[str, Any]:
     for path, line, func, n in counts["opcodes"]:
         functions[f"{_short(path)}:{line} {func}"] += n / steps
     calls = sum(n for *_, n in counts["calls"]) / steps
-    return {"opcodes": sum(functions.values()), "calls": calls, "functions": dict(functions)}
+    c_functions = {name: n / steps for name, n in counts.get("c_calls", [])}
+    return {
+        "opcodes": sum(functions.values()),
+        "calls": calls,
+        "functions": dict(functions),
+        "c_calls": sum(c_functions.values()),
+        "c_functions": c_functions,
+    }
 
 
 def _short(path: str) -> str:
@@ -104,24 +112,24 @@ def _short(path: str) -> str:
 
 
 def report(workload: str, runs: dict[str, dict[str, Any]], top: int) -> None:
-    """Prints each tree's bytecodes and calls per step by process, then the functions with the most bytecodes."""
+    """Prints each tree's bytecodes, calls and calls into C per step by process, then the functions with the most
+    bytecodes and the C functions called most."""
     trees = list(runs)
     names = list(next(iter(runs.values()))["processes"])
     print(
-        f"\n{workload}: Python bytecodes per step (calls per step), window of "
+        f"\n{workload}: Python bytecodes per step (Python calls; calls into C), window of "
         + ", ".join(f"{runs[t]['steps']} steps ({t})" for t in trees)
     )
     print(f"| process | {' | '.join(trees)} |" + (" change |" if len(trees) == 2 else ""))
     print("| --- |" + " ---: |" * (len(trees) + (len(trees) == 2)))
-    totals = {t: 0.0 for t in trees}
     for name in names + ["all"]:
         cells = []
         for t in trees:
             procs = runs[t]["processes"]
             value = sum(p["opcodes"] for p in procs.values()) if name == "all" else procs[name]["opcodes"]
-            calls = sum(p["calls"] for p in procs.values()) if name == "all" else procs[name]["calls"]
-            totals[t] = value
-            cells.append(f"{value:,.0f} ({calls:,.0f})")
+            chosen = list(procs.values()) if name == "all" else [procs[name]]
+            calls, c_calls = (sum(p[k] for p in chosen) for k in ("calls", "c_calls"))
+            cells.append(f"{value:,.0f} ({calls:,.0f}; {c_calls:,.0f})")
         change = ""
         if len(trees) == 2:
             before, after = (
@@ -141,6 +149,14 @@ def report(workload: str, runs: dict[str, dict[str, Any]], top: int) -> None:
     for func, n in sorted(merged.items(), key=lambda kv: -kv[1])[:top]:
         where = ", ".join(f"{p} {first[p]['functions'][func]:,.0f}" for p in names if func in first[p]["functions"])
         print(f"{n:9,.0f}  {func}  ({where})")
+    merged_c: dict[str, float] = collections.defaultdict(float)
+    for proc in first.values():
+        for func, n in proc["c_functions"].items():
+            merged_c[func] += n
+    print(f"\nTop {top} C functions ({trees[0]}), calls per step over all processes:")
+    for func, n in sorted(merged_c.items(), key=lambda kv: -kv[1])[:top]:
+        where = ", ".join(f"{p} {first[p]['c_functions'][func]:,.1f}" for p in names if func in first[p]["c_functions"])
+        print(f"{n:9,.1f}  {func}  ({where})")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -399,6 +399,7 @@ def _client(args: argparse.Namespace) -> dict[str, Any]:
         times: list[float] = []
         clock = time.perf_counter
         servers_before = {name: cpu_seconds(pid) for name, pid in args.server_pids.items()}
+        switches_before = switches_of({"client": os.getpid(), **args.server_pids})
         own_before = time.process_time()
         start = clock()
         while clock() - start < args.duration:
@@ -409,6 +410,7 @@ def _client(args: argparse.Namespace) -> dict[str, Any]:
         seconds = clock() - start
         cpu = {"client": time.process_time() - own_before}
         cpu.update({name: cpu_seconds(pid) - servers_before[name] for name, pid in args.server_pids.items()})
+        switches = switches_of({"client": os.getpid(), **args.server_pids}, switches_before)
         if counter is not None:
             counter.stop()
             with open(os.path.join(counting, f"client-{task}.json"), "w") as f:
@@ -416,7 +418,14 @@ def _client(args: argparse.Namespace) -> dict[str, Any]:
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(os.path.join(profile_dir, f"client-{args.lib}-{task}.prof"))
-    return {"steps": len(times), "seconds": seconds, "times": times, "per_step": per_step, "cpu": cpu}
+    return {
+        "steps": len(times),
+        "seconds": seconds,
+        "times": times,
+        "per_step": per_step,
+        "cpu": cpu,
+        "switches": switches,
+    }
 
 
 def cpu_seconds(pid: int) -> float:
@@ -427,6 +436,33 @@ def cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return 0.0
+
+
+def switches_of(pids: dict[str, int], since: dict[str, int] | None = None) -> dict[str, int]:
+    """Each named process's context switches so far, or since ``since`` (an earlier call's result)."""
+    return {name: context_switches(pid) - (since or {}).get(name, 0) for name, pid in pids.items()}
+
+
+def context_switches(pid: int) -> int:
+    """Context switches (voluntary and not) of all of a process's threads so far, from ``/proc`` (0 where unreadable).
+
+    Example:
+        >>> context_switches(os.getpid()) > 0
+        True
+    """
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                # voluntary_ctxt_switches and nonvoluntary_ctxt_switches
+                total += sum(int(line.split()[1]) for line in f if "ctxt_switches:" in line)
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total
 
 
 def thread_cpu_seconds() -> dict[tuple[int, str], float]:

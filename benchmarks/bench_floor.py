@@ -21,6 +21,7 @@ Workloads (as in ``_layout.py``): ``mlp``, the async 784-100-10 MLP on 2 ps with
 subtracted on the ps tasks (17 messages a step). For each, the table gives steps (or examples) per second summed
 over the clients, the median, p90 and max step time of every client, and the CPU time of all processes per step,
 for TF 2.21 (when installed), dtf_notebook and both skeletons, in the same rounds (rates are medians over rounds).
+A second table gives, for the one-client cases, each process's CPU and context switches (all its threads) per step.
 
 The skeleton runs in two patterns: ``skeleton``, a dtf_notebook step's messages, and ``fewest``, the fewest TF1's
 semantics allow (the embedding's ps tasks started by the ids the worker sends them instead of a ``RunGraph`` of their
@@ -307,6 +308,7 @@ def run_client(node: Node, args: argparse.Namespace) -> dict[str, Any]:
     print("ready", flush=True)
     sys.stdin.readline()  # go
     before = {name: _layout.cpu_seconds(pid) for name, pid in pids.items()}
+    switches_before = _layout.switches_of({"client": os.getpid(), **pids})
     own = time.process_time()
     times = []
     start = time.perf_counter()
@@ -318,7 +320,8 @@ def run_client(node: Node, args: argparse.Namespace) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     cpu = {"client": time.process_time() - own}
     cpu.update({name: _layout.cpu_seconds(pid) - before[name] for name, pid in pids.items()})
-    return {"steps": len(times), "seconds": seconds, "times": times, "cpu": cpu}
+    switches = _layout.switches_of({"client": os.getpid(), **pids}, switches_before)
+    return {"steps": len(times), "seconds": seconds, "times": times, "cpu": cpu, "switches": switches}
 
 
 def role_main(args: argparse.Namespace) -> None:
@@ -348,10 +351,18 @@ def role_main(args: argparse.Namespace) -> None:
 
 # ---- the comparison ---------------------------------------------------------------------------------------------
 def run_skeleton(
-    workload: str, workers: int, duration: float, data: str, messages: str, transport: str = "tcp"
+    workload: str,
+    workers: int,
+    duration: float,
+    data: str,
+    messages: str,
+    transport: str = "tcp",
+    launcher: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Starts the skeleton's task processes, then its clients (``messages``: "dtf" or "fewest"; ``transport``:
-    "tcp" or "ipc"); returns what each client measured."""
+    "tcp" or "ipc"); returns what each client measured. ``launcher`` replaces ``python bench_floor.py`` as each
+    process's command before its ``--role`` arguments (``bench_opcodes.py --skeleton`` counts them this way)."""
+    role_command = launcher or [sys.executable, HERE]
     tasks = [f"ps{k}" for k in range(SHARDS if workload == "embedding" else 2)]
     tasks += [f"worker{i}" for i in range(workers)]
     clients = [f"client{i}" for i in range(workers)]
@@ -365,7 +376,7 @@ def run_skeleton(
     try:
         for name in tasks:
             proc = subprocess.Popen(
-                [sys.executable, HERE, "--role", name, *common], env=env, stdout=subprocess.PIPE, text=True
+                [*role_command, "--role", name, *common], env=env, stdout=subprocess.PIPE, text=True
             )
             procs.append(proc)
             servers[name] = proc
@@ -376,7 +387,7 @@ def run_skeleton(
         runs = []
         for i, (name, out) in enumerate(zip(clients, outs)):
             extra = ["--out", out, "--duration", str(duration), "--pids", pids if i == 0 else "{}"]
-            command = [sys.executable, HERE, "--role", name, *common, *extra]
+            command = [*role_command, "--role", name, *common, *extra]
             runs.append(subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
             procs.append(runs[-1])
         for name, proc in zip(clients, runs):  # a start barrier, as _layout.py's clients have: all warm, then all go
@@ -408,12 +419,19 @@ def _expect_ready(proc: subprocess.Popen, what: str, patience: float = 120.0) ->
 
 
 def measure(
-    lib: str, workload: str, workers: int, duration: float, data: str, transport: str = "tcp"
+    lib: str,
+    workload: str,
+    workers: int,
+    duration: float,
+    data: str,
+    transport: str = "tcp",
+    launcher: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One run of ``workload`` with ``workers`` clients on ``lib`` ("tf", "dtf", "skeleton" or "fewest"): each
-    client's steps, seconds, step times and CPU (as ``_layout.run_clients`` returns them)."""
+    client's steps, seconds, step times, CPU and context switches (as ``_layout.run_clients`` returns them).
+    ``launcher``: see :func:`run_skeleton` (skeletons only)."""
     if lib in SKELETONS:
-        return run_skeleton(workload, workers, duration, data, SKELETONS[lib], transport)
+        return run_skeleton(workload, workers, duration, data, SKELETONS[lib], transport, launcher)
     jobs = {"ps": SHARDS, "worker": 1} if workload == "embedding" else {"ps": 2, "worker": workers}
     with _layout.Servers(lib, jobs) as servers:
         return _layout.run_clients(
@@ -487,6 +505,26 @@ def main(argv: list[str] | None = None) -> None:
             cells.append(f"{rates[lib]:,.0f} ({ms['median']:.2f}/{ms['p90']:.2f}/{ms['max']:.1f}) {cpu:.2f}")
         ratios = "".join(f"{rates[lib] / rates['tf']:>12.2f}x" for lib in libs[1:]) if "tf" in rates else ""
         print(f"{label:34s}" + "".join(f"{c:>34s}" for c in cells) + ratios)
+    print_per_process(results, libs, [case for case in cases if case[1] == 1])
+
+
+def print_per_process(
+    results: dict[tuple[str, str, int], list[list[dict[str, Any]]]], libs: list[str], cases: list[tuple[str, int]]
+) -> None:
+    """Prints, for the one-client cases, each process's CPU and context switches (all its threads) per step:
+    medians over rounds of what the client read from ``/proc`` over its timed window."""
+    print("\nPer process with one client, per step: CPU µs / context switches (medians over rounds)")
+    for workload, workers in cases:
+        runs = {lib: [out[0] for out in results[(lib, workload, workers)]] for lib in libs}
+        names = sorted(runs[libs[0]][0]["cpu"], key=lambda n: (n != "client", n))
+        print(f"{workload:10s}" + "".join(f"{name:>18s}" for name in names))
+        for lib in libs:
+            cells = []
+            for name in names:
+                cpu = statistics.median(r["cpu"][name] / r["steps"] for r in runs[lib]) * 1e6
+                switches = statistics.median(r["switches"][name] / r["steps"] for r in runs[lib])
+                cells.append(f"{cpu:,.0f} / {switches:.1f}")
+            print(f"{lib:10s}" + "".join(f"{c:>18s}" for c in cells))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Python bytecodes per training step in every process of the client layout: a count that does not drift.
 
 Run: ``python benchmarks/bench_opcodes.py [--workload mlp|embedding|all] [--seconds S] [--top N]
-[--baseline DIR]``
+[--baseline DIR] [--skeleton]``
 
 Timings of the client layout (``bench_training.py --layout client``) move by 10-20% between runs on a shared
 2-core VM, more than most changes to a message's path are worth, so whether such a change helped took many
@@ -17,6 +17,9 @@ guides work on the Python side of a message's path, and timings (``bench_trainin
 Tracing slows every process several times while it counts (the MLP ran about 50 steps/s instead of 250).
 
 ``--baseline DIR`` counts a second tree (a git worktree) the same way and prints both side by side.
+``--skeleton`` also counts ``bench_floor.py``'s skeleton of the same steps (the same processes and messages on
+bare pyzmq, no runtime): each of its processes samples its counts ten times a second, and its steps are the
+messages it received over those each step sends it.
 
 Example:
     >>> counter = _layout.OpcodeCounter()
@@ -34,6 +37,8 @@ import os
 import signal
 import sys
 import tempfile
+import threading
+import time
 from typing import Any
 
 import _layout
@@ -61,6 +66,64 @@ def serve_counted(out_dir: str, name: str, argv: list[str]) -> None:
 
     counter.start()
     server_main.main(argv)
+
+
+def count_skeleton_role(out_dir: str, argv: list[str]) -> None:
+    """``python bench_floor.py --role ...`` with every thread's bytecodes and calls counted; ten times a second it
+    appends ``[time, bytecodes, calls, calls into C, messages received]`` so far to ``out_dir/<role>.jsonl``."""
+    import bench_floor
+
+    role = argv[argv.index("--role") + 1]
+    counter = _layout.OpcodeCounter()
+
+    def received() -> int:
+        return sum(
+            n for (path, _, func), n in list(counter.calls.items()) if func == "recv" and path == bench_floor.__file__
+        )
+
+    def sample() -> None:  # started before the counter, so not counted itself
+        with open(os.path.join(out_dir, f"{role}.jsonl"), "a") as f:
+            while True:
+                time.sleep(0.1)
+                totals = [sum(list(c.values())) for c in (counter.opcodes, counter.calls, counter.c_calls)]
+                f.write(json.dumps([time.monotonic(), *totals, received()]) + "\n")
+                f.flush()
+
+    threading.Thread(target=sample, daemon=True).start()
+    counter.start()
+    bench_floor.main(argv)
+
+
+def measure_skeleton(workload: str, seconds: float) -> dict[str, Any]:
+    """One counted run of ``bench_floor.py``'s skeleton of ``workload``: each process's counts per step over the
+    middle half of the span in which it received messages."""
+    import bench_floor
+
+    receives = collections.Counter(to for _, to, _ in bench_floor.step_messages(workload, "dtf"))
+    with tempfile.TemporaryDirectory(prefix="dtf-opcodes-skeleton-") as out_dir:
+        data = _layout.digits_file(out_dir) if workload == "mlp" else ""
+        launcher = [sys.executable, HERE, "--count-skeleton-role", out_dir]
+        bench_floor.measure("skeleton", workload, 1, seconds, data, launcher=launcher)
+        processes, steps = {}, []
+        for role in receives:
+            with open(os.path.join(out_dir, f"{role}.jsonl")) as f:
+                samples = [json.loads(line) for line in f]
+            busy = [i for i in range(1, len(samples)) if samples[i][4] > samples[i - 1][4]]
+            if len(busy) < 8:
+                raise RuntimeError(f"the skeleton's {role} received messages in only {len(busy)} samples")
+            first, last = samples[busy[len(busy) // 4]], samples[busy[3 * len(busy) // 4]]
+            role_steps = (last[4] - first[4]) / receives[role]
+            steps.append(role_steps)
+            opcodes, calls, c_calls = ((last[k] - first[k]) / role_steps for k in (1, 2, 3))
+            name = "client" if role.startswith("client") else role
+            processes[name] = {
+                "opcodes": opcodes,
+                "calls": calls,
+                "functions": {},
+                "c_calls": c_calls,
+                "c_functions": {},
+            }
+    return {"steps": round(min(steps)), "processes": processes}
 
 
 def measure(workload: str, seconds: float, path: str | None = None) -> dict[str, Any]:
@@ -120,8 +183,9 @@ def report(workload: str, runs: dict[str, dict[str, Any]], top: int) -> None:
         f"\n{workload}: Python bytecodes per step (Python calls; calls into C), window of "
         + ", ".join(f"{runs[t]['steps']} steps ({t})" for t in trees)
     )
-    print(f"| process | {' | '.join(trees)} |" + (" change |" if len(trees) == 2 else ""))
-    print("| --- |" + " ---: |" * (len(trees) + (len(trees) == 2)))
+    compared = "baseline" in runs
+    print(f"| process | {' | '.join(trees)} |" + (" change |" if compared else ""))
+    print("| --- |" + " ---: |" * (len(trees) + compared))
     for name in names + ["all"]:
         cells = []
         for t in trees:
@@ -131,12 +195,12 @@ def report(workload: str, runs: dict[str, dict[str, Any]], top: int) -> None:
             calls, c_calls = (sum(p[k] for p in chosen) for k in ("calls", "c_calls"))
             cells.append(f"{value:,.0f} ({calls:,.0f}; {c_calls:,.0f})")
         change = ""
-        if len(trees) == 2:
+        if compared:
             before, after = (
                 sum(p["opcodes"] for p in runs[t]["processes"].values())
                 if name == "all"
                 else runs[t]["processes"][name]["opcodes"]
-                for t in (trees[1], trees[0])
+                for t in ("baseline", trees[0])
             )
             change = f" {after / before - 1:+.0%} |" if before else " |"
         print(f"| {name} | {' | '.join(cells)} |{change}")
@@ -164,16 +228,22 @@ def main(argv: list[str] | None = None) -> None:
     if argv and argv[0] == "--serve-counted":
         serve_counted(argv[1], argv[2], argv[3:])
         return
+    if argv and argv[0] == "--count-skeleton-role":
+        count_skeleton_role(argv[1], argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workload", choices=["mlp", "embedding", "all"], default="all")
     parser.add_argument("--seconds", type=float, default=4.0, help="length of the counted window")
     parser.add_argument("--top", type=int, default=25, help="functions listed")
     parser.add_argument("--baseline", default=None, help="also count the tree at this path (a git worktree)")
+    parser.add_argument("--skeleton", action="store_true", help="also count bench_floor.py's skeleton")
     args = parser.parse_args(argv)
     for workload in ["mlp", "embedding"] if args.workload == "all" else [args.workload]:
         runs = {"this tree": measure(workload, args.seconds)}
         if args.baseline:
             runs["baseline"] = measure(workload, args.seconds, args.baseline)
+        if args.skeleton:
+            runs["skeleton"] = measure_skeleton(workload, args.seconds)
         report(workload, runs, args.top)
 
 

@@ -444,7 +444,8 @@ def switches_of(pids: dict[str, int], since: dict[str, int] | None = None) -> di
 
 
 def context_switches(pid: int) -> int:
-    """Context switches (voluntary and not) of all of a process's threads so far, from ``/proc`` (0 where unreadable).
+    """Context switches (voluntary and not) of a process's live threads so far, from ``/proc`` (0 where unreadable;
+    a thread that has ended takes its count with it).
 
     Example:
         >>> context_switches(os.getpid()) > 0
@@ -487,7 +488,9 @@ def thread_cpu_seconds() -> dict[tuple[int, str], float]:
 
 class OpcodeCounter:
     """Counts the bytecodes (and calls) of every Python function the traced threads run, by code object, and the
-    calls they make into C (builtins, methods of C types: torch, numpy, pyzmq, msgpack), by function.
+    calls they make into C functions that ``sys.setprofile`` reports, by function: builtins and methods of C types
+    (``len``, ``dict.get``, ``numpy.frombuffer``, ``Tensor.reshape``, ``torch.from_numpy``). Not seen: Cython-compiled
+    functions (pyzmq's ``Socket.send``/``recv``, msgpack's ``packb``/``unpackb``) and operators (``t + t``).
 
     ``start()`` traces the calling thread and every thread started later, ``stop()`` ends it; ``clear()`` drops
     what was counted so far (a window starts). ``bench_opcodes.py`` counts every process of a run with it.
@@ -564,7 +567,7 @@ class OpcodeCounter:
 
 
 def _c_function_name(fn: Any) -> str:
-    """``numpy.frombuffer``, ``Tensor.reshape``, ``Socket.send``: a C function by its owner and name.
+    """``numpy.frombuffer``, ``Tensor.reshape``, ``dict.get``: a C function by its owner and name.
 
     Example:
         >>> _c_function_name(len), _c_function_name([].append)

@@ -3,18 +3,19 @@
 Run: ``python benchmarks/bench_opcodes.py [--workload mlp|embedding|all] [--seconds S] [--top N]
 [--baseline DIR] [--skeleton]``
 
-Timings of the client layout (``bench_training.py --layout client``) move by 10-20% between runs on a shared
-2-core VM, more than most changes to a message's path are worth, so whether such a change helped took many
-alternating rounds to tell. This benchmark counts instead: it runs the layout's MLP (2 ps, 1 worker, its client) or
-embedding (3 ps, 1 worker, its client) with every Python thread of every process traced (``sys.settrace`` with
-opcode events), and reports the bytecodes each process executes per step over a window in the middle of the run, in
-all and by function, and the calls they make into C functions (``sys.setprofile``'s ``c_call`` events: torch, numpy,
-pyzmq, msgpack, builtins), by function. The count is the same from run to run (within a few per cent: the loops'
-periodic ticks run per second, not per step), so a change that removes work shows at once, in the process and
-function it touched. What it does not see: the time spent in C (torch kernels, msgpack, ZeroMQ, the kernel; it
-counts the calls, not what each costs), and how much a bytecode costs (a dict lookup and a call differ); so it
-guides work on the Python side of a message's path, and timings (``bench_training.py``) still judge the result.
-Tracing slows every process several times while it counts (the MLP ran about 50 steps/s instead of 250).
+Timings of the client layout (``bench_training.py --layout client``) move by 10-20% between runs on a shared 2-core
+VM, more than most changes to a message's path are worth, so whether such a change helped took many alternating
+rounds to tell. This benchmark counts instead: it runs the layout's MLP (2 ps, 1 worker, its client) or embedding (3
+ps, 1 worker, its client) with every Python thread of every process traced (``sys.settrace`` with opcode events),
+and reports the bytecodes each process executes per step over a window in the middle of the run, in all and by
+function, and the calls they make into C functions (``sys.setprofile``'s ``c_call`` events: builtins and methods of
+C types such as numpy's and torch's; not Cython-compiled functions such as pyzmq's sends and msgpack's packing, nor
+operators), by function. The count is the same from run to run (within a few per cent: the loops' periodic ticks run
+per second, not per step), so a change that removes work shows at once, in the process and function it touched. What
+it does not see: the time spent in C (torch kernels, msgpack, ZeroMQ, the kernel; it counts the calls, not what each
+costs), and how much a bytecode costs (a dict lookup and a call differ); so it guides work on the Python side of a
+message's path, and timings (``bench_training.py``) still judge the result. Tracing slows every process several
+times while it counts.
 
 ``--baseline DIR`` counts a second tree (a git worktree) the same way and prints both side by side.
 ``--skeleton`` also counts ``bench_floor.py``'s skeleton of the same steps (the same processes and messages on

@@ -200,7 +200,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--save-init", help="write the initial variable values here")
     parser.add_argument("--load-init", help="start from the initial variable values written here")
     parser.add_argument("--tf-cluster", action="store_true", help="start a ps and a worker TF server in-process")
-    parser.add_argument("--seed", type=int, help="(with --lib tf) the graph-level random seed of every graph")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="(with --lib tf) the graph-level random seed of every graph: initial values, dropout and shuffles repeat "
+        "from run to run (an op given its own seed draws a different stream than with no graph seed)",
+    )
     parser.add_argument("script")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)

@@ -78,7 +78,7 @@ def _check_run(run: dict[str, str]) -> float:
 def test_mnist_replica_trains_as_under_tf(mode, tmp_path):
     pytest.importorskip("tensorflow")
     sync, tmp, init = mode == "sync", str(tmp_path), str(tmp_path / "init.pkl")
-    theirs = _run_cluster("tf", sync, tmp, ["--save-init", init])
+    theirs = _run_cluster("tf", sync, tmp, ["--save-init", init, "--seed", "1"])
     mine = _run_cluster("dtf", sync, tmp, ["--load-init", init])
     tf_final, final = _check_run(theirs), _check_run(mine)
     if sync:

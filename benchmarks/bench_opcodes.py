@@ -206,22 +206,20 @@ def report(workload: str, runs: dict[str, dict[str, Any]], top: int) -> None:
             change = f" {after / before - 1:+.0%} |" if before else " |"
         print(f"| {name} | {' | '.join(cells)} |{change}")
     first = runs[trees[0]]["processes"]
+    _print_top(first, "functions", f"Top {top} functions ({trees[0]}), bytecodes per step over all processes:", top, 0)
+    _print_top(first, "c_functions", f"Top {top} C functions ({trees[0]}), calls per step over all processes:", top, 1)
+
+
+def _print_top(processes: dict[str, Any], kind: str, title: str, top: int, decimals: int) -> None:
+    """Prints the ``top`` entries of each process's ``kind`` counts summed over processes, with each one's share."""
     merged: dict[str, float] = collections.defaultdict(float)
-    for proc in first.values():
-        for func, n in proc["functions"].items():
+    for proc in processes.values():
+        for func, n in proc[kind].items():
             merged[func] += n
-    print(f"\nTop {top} functions ({trees[0]}), bytecodes per step over all processes:")
+    print(f"\n{title}")
     for func, n in sorted(merged.items(), key=lambda kv: -kv[1])[:top]:
-        where = ", ".join(f"{p} {first[p]['functions'][func]:,.0f}" for p in names if func in first[p]["functions"])
-        print(f"{n:9,.0f}  {func}  ({where})")
-    merged_c: dict[str, float] = collections.defaultdict(float)
-    for proc in first.values():
-        for func, n in proc["c_functions"].items():
-            merged_c[func] += n
-    print(f"\nTop {top} C functions ({trees[0]}), calls per step over all processes:")
-    for func, n in sorted(merged_c.items(), key=lambda kv: -kv[1])[:top]:
-        where = ", ".join(f"{p} {first[p]['c_functions'][func]:,.1f}" for p in names if func in first[p]["c_functions"])
-        print(f"{n:9,.1f}  {func}  ({where})")
+        where = ", ".join(f"{p} {c[kind][func]:,.{decimals}f}" for p, c in processes.items() if func in c[kind])
+        print(f"{n:9,.{decimals}f}  {func}  ({where})")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -43,7 +43,7 @@ from dtf_notebook.distributed.zmq_util import (
     _drain,
     _push_from_thread,
     _tcp,
-    count_breaks,
+    read_breaks,
     send_frames,
     unwatch_breaks,
     watch_breaks,
@@ -142,6 +142,7 @@ class Client:
         self._sockets: dict[str, zmq.Socket] = {}
         self._monitors: dict[str, zmq.Socket] = {}
         self._backlog: dict[str, list[tuple[int, list[Any]]]] = {}
+        self._down: set[str] = set()  # peers whose connection broke and none came up since (I/O thread only)
         self._cmd_endpoint = f"inproc://dtf-client-{id(self)}"
         self._commands = self._context.socket(zmq.PULL)
         self._commands.bind(self._cmd_endpoint)
@@ -376,11 +377,12 @@ class Client:
     ) -> None:
         # A DEALER with no connected peer blocks on send: never block, wait in slices and give up like a call.
         # With ``settle``, each try reads the monitor first: a connection that broke while this waited is not the
-        # one the message goes out on (a new one comes up only after the old one's break was reported).
+        # one the message goes out on (a new one comes up only after the old one's break was reported). From a
+        # reported break until a connection is up again nothing is sent (see ``watch_breaks``).
         while True:
             if settle:
                 read_events(handshakes, self.cluster_key)
-            if _try_send(sock, frames):
+            if not handshakes.down and _try_send(sock, frames):
                 return
             patience = 1.0 if deadline is None else min(1.0, max(0.05, deadline - time.monotonic()))
             refused = refusal(handshakes, address, self.cluster_key, patience)
@@ -395,7 +397,10 @@ class Client:
                 raise errors.UnavailableError(
                     None, None, f"Could not reach the task at {address} for {now - start:.1f} s; it is probably down"
                 )
-            sock.poll(50, zmq.POLLOUT)
+            if handshakes.down:
+                handshakes.monitor.poll(50)  # until the next connection comes up
+            else:
+                sock.poll(50, zmq.POLLOUT)
 
     def _read_reply(self, sock: zmq.Socket, address: str) -> tuple[dict[str, Any] | None, list[Any]]:
         frames = sock.recv_multipart(copy=False)
@@ -479,8 +484,12 @@ class Client:
 
     def _check_connection_io(self, address: str) -> None:
         """On the I/O thread: fails the requests to ``address`` that went out on a connection that broke since the
-        last check (their replies can never come); the parts of a stream left behind it are dropped."""
-        if not count_breaks(self._monitors[address]):
+        last check (their replies can never come); the parts of a stream left behind it are dropped. From a break
+        until a connection is up again, ``address`` is in ``_down`` and its messages wait (see ``watch_breaks``)."""
+        breaks, connected = read_breaks(self._monitors[address])
+        if connected is not None:
+            (self._down.discard if connected else self._down.add)(address)
+        if not breaks:
             return
         with self._lock:
             lost = [(rid, p) for rid, p in self._pending.items() if p.address == address and p.sent]
@@ -530,7 +539,7 @@ class Client:
                 # reported before they go out is an earlier connection's: settled first, it does not fail them.
                 self._check_connection_io(address)
                 sock = self._sockets[address]
-                while queued and _try_send(sock, queued[0][1]):
+                while queued and address not in self._down and _try_send(sock, queued[0][1]):
                     sent = pending.get(queued.pop(0)[0])  # None: failed or given up meanwhile
                     if sent is not None:
                         sent.sent = True
@@ -618,6 +627,7 @@ class Client:
             sock.close(0)
             self._last_heard.pop(address, None)
             self._last_ping.pop(address, None)
+            self._down.discard(address)  # a new socket starts with no break
             self._assembler.forget(address)
 
     def _fail_address(self, address: str, error: errors.OpError) -> None:

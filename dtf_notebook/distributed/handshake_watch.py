@@ -61,7 +61,7 @@ class HandshakeWatch:
     Made by :func:`watch`; :func:`read_events` and :func:`refusal` read it, :func:`unwatch` closes it.
     """
 
-    __slots__ = ("monitor", "failures_in_a_row", "failure", "breaks", "unclear", "serial")
+    __slots__ = ("monitor", "failures_in_a_row", "failure", "breaks", "unclear", "serial", "down")
 
     def __init__(self, monitor: zmq.Socket) -> None:
         self.monitor = monitor
@@ -70,6 +70,8 @@ class HandshakeWatch:
         self.failure: str | None = None
         self.breaks = 0
         self.unclear = False  # a handshake failed without saying why since the task's greeting was last probed
+        # A connection broke and none has come up since: hold messages back (see zmq_util.watch_breaks).
+        self.down = False
 
 
 def watch(sock: zmq.Socket) -> HandshakeWatch:
@@ -102,7 +104,9 @@ def read_events(handshakes: HandshakeWatch, key: ClusterKey | None) -> None:
         event, value = int(message["event"]), int(message["value"])
         if event == _DISCONNECTED:
             handshakes.breaks += 1
+            handshakes.down = True
         elif event == _SUCCEEDED:
+            handshakes.down = False
             handshakes.failures_in_a_row = 0
             handshakes.failure = None
             handshakes.unclear = False

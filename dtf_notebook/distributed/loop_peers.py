@@ -48,7 +48,7 @@ from dtf_notebook.distributed.zmq_util import (
     _NOBLOCK,
     _drain,
     _tcp,
-    count_breaks,
+    read_breaks,
     send_frames,
     unwatch_breaks,
     watch_breaks,
@@ -62,7 +62,7 @@ ReplyCallback = Callable[[dict[str, Any] | None, list[Any], errors.OpError | Non
 
 
 class _Peer:
-    __slots__ = ("address", "sock", "monitor", "pending", "backlog", "unsent", "last_heard", "last_ping")
+    __slots__ = ("address", "sock", "monitor", "pending", "backlog", "unsent", "last_heard", "last_ping", "down")
 
     def __init__(self, address: str, sock: zmq.Socket, monitor: zmq.Socket) -> None:
         self.address = address
@@ -74,6 +74,9 @@ class _Peer:
         self.unsent: set[int] = set()  # ids of the messages none of whose parts went out yet (all in the backlog)
         self.last_heard = time.monotonic()
         self.last_ping = 0.0
+        # A break was reported and no connection has come up since: what is sent waits in the backlog (see
+        # zmq_util.watch_breaks: a message written now could go into the dead connection's pipe and be dropped).
+        self.down = False
 
 
 class LoopPeers:
@@ -167,7 +170,7 @@ class LoopPeers:
         frames = wire.encode_message(header, tensors, check=False)
         now = time.monotonic()
         for part, message in enumerate(stream_messages(frames, next(self._stream_ids))):
-            if peer.backlog or not _try_send(peer.sock, message):
+            if peer.backlog or peer.down or not _try_send(peer.sock, message):
                 if not part:
                     peer.unsent.add(header["id"])
                 peer.backlog.append((message, now, header))  # a stream's parts stay in order behind it
@@ -178,7 +181,7 @@ class LoopPeers:
         for peer in list(self._peers.values()):
             if peer.backlog:
                 self._check_connection(peer)
-            while peer.backlog and _try_send(peer.sock, peer.backlog[0][0]):
+            while peer.backlog and not peer.down and _try_send(peer.sock, peer.backlog[0][0]):
                 peer.unsent.discard(peer.backlog.pop(0)[2]["id"])
             if peer.backlog and now - peer.backlog[0][1] > self.dead_after:
                 lost, peer.backlog = peer.backlog, []
@@ -210,7 +213,10 @@ class LoopPeers:
     def _check_connection(self, peer: _Peer) -> None:
         """Fails the requests that went out on a connection to ``peer`` that broke since the last check: their
         replies can never come (a task answers on the connection a request came in on)."""
-        if not count_breaks(peer.monitor):
+        breaks, connected = read_breaks(peer.monitor)
+        if connected is not None:
+            peer.down = not connected
+        if not breaks:
             return
         # Messages some of whose parts went out lost them: the rest of such a stream would reach the next
         # connection as parts of nothing. Those nothing of which went out wait for that connection.

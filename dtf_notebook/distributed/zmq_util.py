@@ -51,6 +51,7 @@ def is_ipv6(address: str) -> bool:
 _EVENTS, _POLLIN = 15, 1
 # zmq.h's ZMQ_EVENT_DISCONNECTED, for the same reason.
 _DISCONNECTED = 0x0200
+_HANDSHAKE_SUCCEEDED = 0x1000  # zmq.h's ZMQ_EVENT_HANDSHAKE_SUCCEEDED: a connection is up and its pipe attached
 # ZMQ_DONTWAIT and ZMQ_SNDMORE, for the same reason (pyzmq's send_multipart and recv_multipart build enums per frame).
 _NOBLOCK, _SNDMORE = 1, 2
 # Messages smaller than this are copied into ZeroMQ: for a few bytes a copy is cheaper than a zero-copy frame.
@@ -74,11 +75,14 @@ def _drain(sock: zmq.Socket):
 
 
 def watch_breaks(sock: zmq.Socket) -> zmq.Socket:
-    """A monitor socket that reports each connection of ``sock`` that breaks (call it before ``connect``, so that
-    none goes unseen); read it with :func:`count_breaks`, close it with :func:`unwatch_breaks`.
+    """A monitor socket that reports each connection of ``sock`` that breaks, and each that comes up (call it before
+    ``connect``, so that none goes unseen); read it with :func:`read_breaks`, close it with :func:`unwatch_breaks`.
 
     A task answers a request on the connection it came in on, so a request sent on a connection that broke can
-    never be answered, whoever takes the port next.
+    never be answered, whoever takes the port next. Nor can one sent after a break is reported and before the next
+    connection is up: ZeroMQ reports the break before it detaches the dead connection's pipe (with ``IMMEDIATE``),
+    and a message written into that pipe meanwhile is dropped without an error, so a sender holds its messages from
+    a reported break until a connection comes up again.
 
     Example:
         >>> server = zmq.Context.instance().socket(zmq.ROUTER)
@@ -88,21 +92,36 @@ def watch_breaks(sock: zmq.Socket) -> zmq.Socket:
         >>> _ = sock.connect(f"tcp://127.0.0.1:{port}")
         >>> sock.send(b"hello"); _ = server.recv_multipart()
         >>> server.close(0)  # the task goes away
-        >>> monitor.poll(5000) != 0 and count_breaks(monitor)
-        1
+        >>> breaks = 0
+        >>> while not breaks and monitor.poll(5000):  # (the connection coming up was reported first)
+        ...     breaks, connected = read_breaks(monitor)
+        >>> breaks, connected
+        (1, False)
         >>> unwatch_breaks(sock, monitor); sock.close(0)
     """
-    return sock.get_monitor_socket(events=_DISCONNECTED)
+    return sock.get_monitor_socket(events=_DISCONNECTED | _HANDSHAKE_SUCCEEDED)
 
 
-def count_breaks(monitor: zmq.Socket) -> int:
-    """How many connections the monitor made by :func:`watch_breaks` reported broken since the last call (reads
-    what waits on it, without blocking)."""
-    breaks = 0
+def read_breaks(monitor: zmq.Socket) -> tuple[int, bool | None]:
+    """What the monitor made by :func:`watch_breaks` reported since the last call (read without blocking): how many
+    connections broke, and whether the socket is connected after them (False when a break came last, True when a
+    connection came up last, None when nothing was reported).
+
+    Example:
+        >>> sock = zmq.Context.instance().socket(zmq.DEALER)
+        >>> monitor = watch_breaks(sock)
+        >>> read_breaks(monitor)
+        (0, None)
+        >>> unwatch_breaks(sock, monitor); sock.close(0)
+    """
+    breaks, connected = 0, None
     while monitor.getsockopt(_EVENTS) & _POLLIN:
-        event = monitor.recv_multipart()
-        breaks += struct.unpack_from("=H", event[0])[0] == _DISCONNECTED
-    return breaks
+        event = struct.unpack_from("=H", monitor.recv_multipart()[0])[0]
+        if event == _DISCONNECTED:
+            breaks, connected = breaks + 1, False
+        elif event == _HANDSHAKE_SUCCEEDED:
+            connected = True
+    return breaks, connected
 
 
 def unwatch_breaks(sock: zmq.Socket, monitor: zmq.Socket) -> None:

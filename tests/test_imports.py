@@ -168,6 +168,7 @@ def test_zmq_constants_written_out_match_pyzmq():
     assert handshake_watch._NO_DETAIL == int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
     assert handshake_watch._SUCCEEDED == int(zmq.EVENT_HANDSHAKE_SUCCEEDED)
     assert zmq_util._DISCONNECTED == int(zmq.EVENT_DISCONNECTED)
+    assert zmq_util._HANDSHAKE_SUCCEEDED == int(zmq.EVENT_HANDSHAKE_SUCCEEDED)
 
 
 def test_lazy_module_becomes_the_real_module():

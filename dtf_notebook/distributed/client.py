@@ -545,7 +545,9 @@ class Client:
                         sent.sent = True
                 # A socket that holds messages back wakes the loop once it can take them (its connection is up),
                 # not at the next poll timeout: a first request to a peer would otherwise wait up to 100 ms.
-                poller.register(sock, zmq.POLLIN | zmq.POLLOUT if queued else zmq.POLLIN)
+                # (Not while its connection is down: the next handshake, on the monitor, wakes the loop then.)
+                writable = queued and address not in self._down
+                poller.register(sock, zmq.POLLIN | zmq.POLLOUT if writable else zmq.POLLIN)
                 if not queued:
                     del backlog[address]
             for sock, address in list(by_socket.items()):
@@ -691,6 +693,8 @@ def new_dealer(context: zmq.Context, address: str, limits: wire.WireLimits, keys
     """
     sock = context.socket(zmq.DEALER)
     _apply_common_options(sock, address)
+    # (Also what makes holding sends from a break until the next handshake safe, see watch_breaks: a reconnect
+    # comes at least 50 ms after the break, long after the socket took in the dead pipe's end.)
     sock.setsockopt(zmq.RECONNECT_IVL, 50)
     sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
     sock.setsockopt(zmq.MAXMSGSIZE, limits.max_tensor_bytes)

@@ -35,6 +35,7 @@ from dtf_notebook import errors
 from dtf_notebook.distributed.cluster_key import ClusterKey
 from dtf_notebook.distributed.zmq_util import _DISCONNECTED, _POLLIN, unwatch_breaks
 from dtf_notebook.distributed.zmq_util import _EVENTS as _SOCKET_EVENTS
+from dtf_notebook.distributed.zmq_util import _HANDSHAKE_SUCCEEDED as _SUCCEEDED
 from dtf_notebook.lazy_modules import zmq
 
 __all__ = ["HandshakeWatch", "greeting_mechanism", "read_events", "refusal", "unwatch", "watch"]
@@ -44,7 +45,6 @@ __all__ = ["HandshakeWatch", "greeting_mechanism", "read_events", "refusal", "un
 _PROTOCOL = 0x2000  # FAILED_PROTOCOL: one side speaks CurveZMQ, the other not: a key mismatch
 _AUTH = 0x4000  # FAILED_AUTH: the task's authenticator refused our key
 _NO_DETAIL = 0x0800  # FAILED_NO_DETAIL: a wrong key (EPIPE), or a reset mid-handshake
-_SUCCEEDED = 0x1000
 _EVENTS = _PROTOCOL | _AUTH | _NO_DETAIL | _SUCCEEDED | _DISCONNECTED
 # A task with another key drops our hello at every attempt (reconnects come every 50-500 ms); a task going down
 # resets a connection once. Only this many failures in a row, with no handshake between, count as a refusal.

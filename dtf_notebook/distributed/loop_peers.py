@@ -164,6 +164,7 @@ class LoopPeers:
     ) -> None:
         """Sends a request that gets no reply (see ``Client.send_oneway``)."""
         peer = self._peer(address, poller)
+        self._check_connection(peer)  # a break reported by now holds it back until the next connection
         self._send(peer, {**header, "id": next(self._ids), "method": method, "oneway": True}, tensors)
 
     def _send(self, peer: _Peer, header: dict[str, Any], tensors: Sequence[Any]) -> None:

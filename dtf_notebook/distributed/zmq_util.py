@@ -51,7 +51,9 @@ def is_ipv6(address: str) -> bool:
 _EVENTS, _POLLIN = 15, 1
 # zmq.h's ZMQ_EVENT_DISCONNECTED, for the same reason.
 _DISCONNECTED = 0x0200
-_HANDSHAKE_SUCCEEDED = 0x1000  # zmq.h's ZMQ_EVENT_HANDSHAKE_SUCCEEDED: a connection is up and its pipe attached
+# zmq.h's ZMQ_EVENT_HANDSHAKE_SUCCEEDED: a connection is up (its pipe handed to the socket, which takes it in with
+# its next commands, after the dead connection's pipe is gone: see watch_breaks).
+_HANDSHAKE_SUCCEEDED = 0x1000
 # ZMQ_DONTWAIT and ZMQ_SNDMORE, for the same reason (pyzmq's send_multipart and recv_multipart build enums per frame).
 _NOBLOCK, _SNDMORE = 1, 2
 # Messages smaller than this are copied into ZeroMQ: for a few bytes a copy is cheaper than a zero-copy frame.

@@ -633,10 +633,16 @@ class Client:
             self._assembler.forget(address)
 
     def _fail_address(self, address: str, error: errors.OpError) -> None:
+        """On the I/O thread: fails every request owed by ``address``; what of them still waits to go out is dropped,
+        so that a task coming up there later never runs a request its caller was told had failed."""
         with self._lock:
             failed = [(rid, p) for rid, p in self._pending.items() if p.address == address]
             for rid, _ in failed:
                 del self._pending[rid]
+        queued = self._backlog.get(address)
+        if queued:
+            ids = {rid for rid, _ in failed}
+            queued[:] = [entry for entry in queued if entry[0] not in ids]
         for _, p in failed:
             p.future.set_exception(error)
 

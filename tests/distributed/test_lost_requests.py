@@ -205,3 +205,25 @@ def test_a_client_holds_its_requests_from_a_break_until_the_next_connection(on, 
         if new is not None:
             new.close()
         client.close()
+
+
+def test_a_request_failed_for_silence_never_reaches_a_task_that_comes_up_later():
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on, for now
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+    client = Client(heartbeat_interval=0.05, dead_after=0.5)
+    got: list[str] = []
+    server = None
+    try:
+        with pytest.raises(errors.UnavailableError, match="did not answer"):
+            client.call_async(address, "Echo").result(10)
+        server = ServiceSocket(address, lambda m, h, t: (got.append(m), ({}, []))[1], incarnation=1)
+        # The client reconnects within half a second; the failed request must not go out on that connection.
+        reply = client.call_async(address, "Echo").result(10)[0]
+        assert reply["incarnation"] == 1 and got == ["Echo"], got
+    finally:
+        if server is not None:
+            server.close()
+        client.close()

@@ -188,21 +188,14 @@ def report(workload: str, runs: dict[str, dict[str, Any]], top: int) -> None:
     print(f"| process | {' | '.join(trees)} |" + (" change |" if compared else ""))
     print("| --- |" + " ---: |" * (len(trees) + compared))
     for name in names + ["all"]:
-        cells = []
-        for t in trees:
-            procs = runs[t]["processes"]
-            value = sum(p["opcodes"] for p in procs.values()) if name == "all" else procs[name]["opcodes"]
-            chosen = list(procs.values()) if name == "all" else [procs[name]]
-            calls, c_calls = (sum(p[k] for p in chosen) for k in ("calls", "c_calls"))
-            cells.append(f"{value:,.0f} ({calls:,.0f}; {c_calls:,.0f})")
+        cells = [
+            f"{_count(runs[t], name, 'opcodes'):,.0f} ({_count(runs[t], name, 'calls'):,.0f}; "
+            f"{_count(runs[t], name, 'c_calls'):,.0f})"
+            for t in trees
+        ]
         change = ""
         if compared:
-            before, after = (
-                sum(p["opcodes"] for p in runs[t]["processes"].values())
-                if name == "all"
-                else runs[t]["processes"][name]["opcodes"]
-                for t in ("baseline", trees[0])
-            )
+            before, after = _count(runs["baseline"], name, "opcodes"), _count(runs[trees[0]], name, "opcodes")
             change = f" {after / before - 1:+.0%} |" if before else " |"
         print(f"| {name} | {' | '.join(cells)} |{change}")
     first = runs[trees[0]]["processes"]
@@ -210,8 +203,14 @@ def report(workload: str, runs: dict[str, dict[str, Any]], top: int) -> None:
     _print_top(first, "c_functions", f"Top {top} C functions ({trees[0]}), calls per step over all processes:", top, 1)
 
 
+def _count(run: dict[str, Any], name: str, key: str) -> float:
+    """A process's count per step (``key``: opcodes, calls or c_calls), or all processes' when ``name`` is "all"."""
+    procs = run["processes"]
+    return sum(p[key] for p in (procs.values() if name == "all" else [procs[name]]))
+
+
 def _print_top(processes: dict[str, Any], kind: str, title: str, top: int, decimals: int) -> None:
-    """Prints the ``top`` entries of each process's ``kind`` counts summed over processes, with each one's share."""
+    """Prints the ``top`` entries of the processes' ``kind`` counts summed over processes, with each process's count."""
     merged: dict[str, float] = collections.defaultdict(float)
     for proc in processes.values():
         for func, n in proc[kind].items():
